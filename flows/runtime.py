@@ -1,0 +1,42 @@
+"""Process set-up before Prefect or MLflow is imported: project-local state, no telemetry.
+
+Prefect reads its settings when it is first imported and keeps state and
+results in ``~/.prefect`` unless ``PREFECT_HOME`` / ``PREFECT_RESULTS_LOCAL_STORAGE_PATH``
+say otherwise; ``import mlflow`` writes telemetry unless
+``MLFLOW_DISABLE_TELEMETRY=true``. ``configure`` sets project-local defaults
+(values already in the environment win) and must run before those imports.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def project_paths(project_dir: str | Path) -> dict[str, Path]:
+    """Where the project's local state lives."""
+    root = Path(project_dir).resolve()
+    return {
+        "prefect_home": root / ".prefect",
+        "results": root / ".prefect" / "results",
+        "mlruns": root / "mlruns",
+        "artifacts": root / "artifacts",
+        "cache": root / ".cache",
+    }
+
+
+def configure(project_dir: str | Path) -> dict[str, Path]:
+    """Set environment defaults for a project directory; returns its paths."""
+    paths = project_paths(project_dir)
+    defaults = {
+        "PREFECT_HOME": str(paths["prefect_home"]),
+        "PREFECT_RESULTS_LOCAL_STORAGE_PATH": str(paths["results"]),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DO_NOT_TRACK": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
+    return paths

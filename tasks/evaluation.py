@@ -1,0 +1,126 @@
+"""Prefect tasks of the evaluation stage: thin adapters over one component each.
+
+Cache keys (``tasks.caching``): task inputs + task source + the source of the
+components called. The generation key holds the model fingerprint (path +
+weight file identities) and the sampling settings with their seed; scoring is
+keyed on the generations file's content hash and the scoring settings, so a new
+verifier re-scores without generating again. Tasks return ``ArtifactRef``s and
+never take a ``RunRef`` (a run id in the key would defeat reuse across runs).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from components.config import BenchmarkSettings, ModelSettings, PromptSettings, SamplingSettings, ScoringSettings, fingerprint
+from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.tracking import RunRef
+
+CACHED = {"persist_result": True, "cache_expiration": None}
+
+
+@task(name="resolve-model", cache_policy=NO_CACHE)
+def resolve_model_task(model: ModelSettings, cache_dir: str) -> dict:
+    """Where the model is (converting the embedded GGUF once) and its identity."""
+    from components.generation.base import EMBEDDED_PREFIX, model_fingerprint, resolve_model
+    from components.generation.embedded import ensure_embedded_model
+
+    if model.model.startswith(EMBEDDED_PREFIX):
+        ensure_embedded_model(Path(cache_dir))
+    resolved = resolve_model(model, Path(cache_dir))
+    return {"path": resolved.path, "fingerprint": model_fingerprint(model, resolved.path if resolved.local else None)}
+
+
+@task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"), **CACHED)
+def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
+    """Benchmark items (as dicts) and the malformed rows that were skipped."""
+    from components.data.benchmarks import load_benchmark
+
+    result = load_benchmark(
+        benchmark.name, data_dir=benchmark.data_dir, languages=benchmark.languages, limit=benchmark.limit,
+        selection=benchmark.selection, sample_seed=benchmark.sample_seed,
+    )
+    return {"items": [item.to_dict() for item in result.items], "errors": list(result.errors)}
+
+
+@task(name="build-prompts", cache_policy=component_cache_policy("components.data.prompts"), **CACHED)
+def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSettings, model_path: str) -> list[str]:
+    """Prompts in item order (chat template applied for chat models)."""
+    from components.data.prompts import build_prompts
+    from components.records import BenchmarkItem
+
+    tokenizer = None
+    if model.chat:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+    records = [BenchmarkItem.from_dict(item) for item in items]
+    return build_prompts(records, prompt, tokenizer=tokenizer, chat=model.chat, thinking=model.thinking)
+
+
+@task(name="generate", cache_policy=component_cache_policy("components.generation", "components.records"), **CACHED)
+def generate_task(
+    items: list[dict], prompts: list[str], model: ModelSettings, model_fingerprint: str,
+    sampling: SamplingSettings, project_dir: str, cache_dir: str,
+) -> ArtifactRef:
+    """Generate samples into a resumable JSONL artifact (content-addressed directory)."""
+    from components.generation import build_generator
+    from components.generation.resumable import generate_to_jsonl
+    from components.records import BenchmarkItem
+
+    key = fingerprint({"items": items, "prompts": prompts, "model": model_fingerprint, "sampling": sampling})
+    out = artifact_dir(project_dir, "generation", key) / "generations.jsonl"
+    generator = build_generator(model, Path(cache_dir))
+    summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out)
+    return ArtifactRef(str(out), file_fingerprint(out), summary.to_dict())
+
+
+@task(
+    name="score",
+    cache_policy=component_cache_policy(
+        "components.scoring", "components.verification", "components.metrics", "components.language"
+    ),
+    **CACHED,
+)
+def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: str) -> ArtifactRef:
+    """Score every sample; write per-row verdicts and the per-language aggregate."""
+    from components.scoring import score_file
+
+    result = score_file(
+        generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
+        max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
+    )
+    out = artifact_dir(project_dir, "scores", fingerprint([generations.fingerprint, scoring])) / "scores.json"
+    out.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")
+    return ArtifactRef(str(out), file_fingerprint(out), {"errors": len(result.get("errors", []))})
+
+
+@task(name="log-benchmark", cache_policy=NO_CACHE)
+def log_benchmark_task(run: RunRef, benchmark: str, generations: ArtifactRef, scores: ArtifactRef,
+                       scoring: ScoringSettings, load_errors: list[str]) -> dict:
+    """Log one benchmark's metrics, generations, table and plot to the flow's MLflow run."""
+    from components.reporting import benchmark_report
+    from tasks import tracking
+
+    result = json.loads(Path(scores.path).read_text(encoding="utf-8"))
+    generations_rows = [json.loads(line) for line in Path(generations.path).read_text(encoding="utf-8").splitlines()]
+    report = benchmark_report(benchmark, generations_rows, result, in_domain=scoring.in_domain)
+    tracking.log_metrics(run, report.metrics)
+    tracking.log_metrics(run, {f"evaluation/{benchmark}/load_errors": len(load_errors),
+                               f"evaluation/{benchmark}/score_errors": len(result.get("errors", []))})
+    table = report.generations_table(generations_rows, result)
+    out_dir = Path(scores.path).parent
+    table_path = out_dir / f"{benchmark}_generations.jsonl"
+    table_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in table), encoding="utf-8")
+    tracking.log_artifact(run, table_path, f"evaluation/{benchmark}")
+    tracking.log_table(run, report.language_table, f"evaluation/{benchmark}/languages.json")
+    tracking.log_figure(run, report.figure(), f"evaluation/{benchmark}/accuracy_vs_lcpr.png")
+    if load_errors:
+        errors_path = out_dir / f"{benchmark}_load_errors.txt"
+        errors_path.write_text("\n".join(load_errors) + "\n", encoding="utf-8")
+        tracking.log_artifact(run, errors_path, f"evaluation/{benchmark}")
+    return {"metrics": report.metrics, "languages": report.language_table}

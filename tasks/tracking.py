@@ -1,0 +1,192 @@
+"""MLflow through an explicit run id (ARCHITECTURE.md, habit 8).
+
+Every call names its run with a ``RunRef`` (tracking URI + run id) and goes
+through ``mlflow.MlflowClient``; nothing here uses the fluent, thread-local
+active run, because Prefect may run tasks on worker threads. The default store
+is SQLite under ``<project>/mlruns/mlflow.db`` with artifacts beside it: MLflow
+3.17 refuses the old ``file:./mlruns`` store. Metric names are checked: MLflow
+rejects ``@`` and ``&`` (use ``pass_at_1``, ``slc_and_acc``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+from components.config import TrackingSettings, flatten  # noqa: E402
+
+FORBIDDEN_METRIC_CHARS = "@&"
+MAX_PARAM_VALUE = 6000
+SECRET_MARKERS = ("api_key", "token", "secret", "password")
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """Where a run lives: serializable, safe to pass between Prefect tasks."""
+
+    tracking_uri: str
+    run_id: str
+    experiment_id: str
+
+
+def tracking_uri(settings: TrackingSettings, project_dir: str | Path) -> str:
+    """The profile's URI, or ``sqlite:///<project>/mlruns/mlflow.db``."""
+    if settings.tracking_uri:
+        return settings.tracking_uri
+    store = Path(project_dir).resolve() / "mlruns"
+    store.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{store / 'mlflow.db'}"
+
+
+def artifact_root(settings: TrackingSettings, project_dir: str | Path) -> str | None:
+    """Artifact location for new experiments (``<project>/mlruns/artifacts`` for local stores)."""
+    if settings.artifact_root:
+        return settings.artifact_root
+    if settings.tracking_uri and not settings.tracking_uri.startswith("sqlite:"):
+        return None  # a tracking server chooses its own artifact store
+    return (Path(project_dir).resolve() / "mlruns" / "artifacts").as_uri()
+
+
+def client(uri: str):
+    """An ``MlflowClient`` bound to ``uri`` (import kept local: mlflow is slow to import)."""
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str:
+    """Id of experiment ``name``, created on first use."""
+    mlflow_client = client(uri)
+    found = mlflow_client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    return mlflow_client.create_experiment(name, artifact_location=artifact_location)
+
+
+def is_secret_key(key: str) -> bool:
+    """True for parameter names that may hold a secret value (never logged)."""
+    lowered = key.lower()
+    return any(marker in lowered for marker in SECRET_MARKERS) and not lowered.endswith("_env")
+
+
+def _param_entities(params: Mapping[str, Any]):
+    from mlflow.entities import Param
+
+    entities = []
+    for key, value in params.items():
+        if is_secret_key(key):
+            continue
+        text = "" if value is None else str(value)
+        entities.append(Param(key, text[:MAX_PARAM_VALUE]))
+    return entities
+
+
+def open_run(
+    settings: TrackingSettings,
+    project_dir: str | Path,
+    run_name: str,
+    params: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> RunRef:
+    """Create a run (never the fluent active run) and log flattened params."""
+    uri = tracking_uri(settings, project_dir)
+    experiment_id = ensure_experiment(uri, settings.experiment, artifact_root(settings, project_dir))
+    run = client(uri).create_run(experiment_id, run_name=run_name, tags=dict(tags or {}))
+    ref = RunRef(uri, run.info.run_id, experiment_id)
+    if params:
+        log_params(ref, params)
+    return ref
+
+
+def log_params(ref: RunRef, params: Mapping[str, Any]) -> None:
+    """Log params in batches of 100 (MLflow's limit); secret-looking keys are skipped."""
+    entities = _param_entities(flatten(dict(params)))
+    for start in range(0, len(entities), 100):
+        client(ref.tracking_uri).log_batch(ref.run_id, params=entities[start : start + 100])
+
+
+def check_metric_name(name: str) -> str:
+    """Refuse names MLflow would reject later.
+
+    >>> check_metric_name("evaluation/mgsm/fr/pass_at_1")
+    'evaluation/mgsm/fr/pass_at_1'
+    """
+    bad = [c for c in FORBIDDEN_METRIC_CHARS if c in name]
+    if bad:
+        raise ValueError(f"metric name {name!r} contains {''.join(bad)!r}; use _at_ / _and_")
+    return name
+
+
+def log_metrics(ref: RunRef, metrics: Mapping[str, float | None], step: int | None = None) -> int:
+    """Log finite numeric metrics in batches; ``None``/NaN values are skipped. Returns the count logged."""
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    entities = [
+        Metric(check_metric_name(key), float(value), now, step or 0)
+        for key, value in metrics.items()
+        if value is not None and not isinstance(value, bool) and math.isfinite(float(value))
+    ]
+    for start in range(0, len(entities), 500):
+        client(ref.tracking_uri).log_batch(ref.run_id, metrics=entities[start : start + 500])
+    return len(entities)
+
+
+def log_metric_series(ref: RunRef, rows: Iterable[Mapping[str, Any]], step_key: str = "step") -> int:
+    """Log rows like ``{"step": 3, "loss": 0.5, ...}`` as per-step metrics."""
+    count = 0
+    for row in rows:
+        step = int(row.get(step_key, 0))
+        values = {k: v for k, v in row.items() if k != step_key and isinstance(v, (int, float))}
+        count += log_metrics(ref, values, step=step)
+    return count
+
+
+def log_artifact(ref: RunRef, path: str | Path, artifact_path: str | None = None) -> None:
+    """Upload a file or a directory to the run's artifacts."""
+    path = Path(path)
+    mlflow_client = client(ref.tracking_uri)
+    if path.is_dir():
+        mlflow_client.log_artifacts(ref.run_id, str(path), artifact_path)
+    else:
+        mlflow_client.log_artifact(ref.run_id, str(path), artifact_path)
+
+
+def log_table(ref: RunRef, records: list[dict[str, Any]], artifact_file: str) -> None:
+    """A table shown in the MLflow UI (``MlflowClient.log_table``)."""
+    import pandas as pd
+
+    client(ref.tracking_uri).log_table(ref.run_id, pd.DataFrame.from_records(records), artifact_file)
+
+
+def log_figure(ref: RunRef, figure, artifact_file: str) -> None:
+    """A matplotlib figure as a PNG artifact."""
+    client(ref.tracking_uri).log_figure(ref.run_id, figure, artifact_file)
+
+
+def log_dataset_input(ref: RunRef, frame, name: str, source: str, context: str = "training") -> str:
+    """Link a dataset (pandas) to the run as an input with its digest; returns the digest."""
+    import mlflow.data
+    from mlflow.entities import DatasetInput, InputTag
+
+    dataset = mlflow.data.from_pandas(frame, source=source, name=name)
+    entity = DatasetInput(dataset._to_mlflow_entity(), tags=[InputTag("mlflow.data.context", context)])
+    client(ref.tracking_uri).log_inputs(ref.run_id, datasets=[entity])
+    return dataset.digest
+
+
+def set_tags(ref: RunRef, tags: Mapping[str, str]) -> None:
+    mlflow_client = client(ref.tracking_uri)
+    for key, value in tags.items():
+        mlflow_client.set_tag(ref.run_id, key, value)
+
+
+def finish_run(ref: RunRef, status: str = "FINISHED") -> None:
+    """Close the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
+    client(ref.tracking_uri).set_terminated(ref.run_id, status=status)

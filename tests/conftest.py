@@ -1,0 +1,41 @@
+"""Shared fixtures: offline data location, the tiny from-config model, isolated MLflow/Prefect homes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# Prefect reads these when first imported: keep its state and results out of the home directory.
+_PREFECT_TMP = Path(tempfile.mkdtemp(prefix="polyreason-prefect-"))
+os.environ.setdefault("PREFECT_HOME", str(_PREFECT_TMP))
+os.environ.setdefault("PREFECT_RESULTS_LOCAL_STORAGE_PATH", str(_PREFECT_TMP / "results"))
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "240")
+os.environ.setdefault("PREFECT_LOGGING_TO_API_ENABLED", "false")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The offline benchmark copies (../shared/data), or POLYREASON_SHARED_DATA."""
+    path = Path(os.environ.get("POLYREASON_SHARED_DATA", REPO.parent / "shared" / "data"))
+    if not path.is_dir():
+        pytest.skip(f"offline data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A tiny random Qwen2 model + tokenizer saved to a temporary directory (built once)."""
+    from tests.helpers.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))

@@ -1,0 +1,93 @@
+"""End-to-end: the evaluation flow through a real Prefect server and a real MLflow server,
+on a tiny from-config model and the offline MGSM and MMATH files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def tiny_profile(model_dir: Path, shared_data: Path, project: Path, tracking_uri: str, **scoring) -> dict:
+    return {
+        "name": "tiny-evaluation",
+        "project_dir": str(project),
+        "tracking": {"tracking_uri": tracking_uri, "experiment": "e2e-evaluation"},
+        "evaluation": {
+            "model": {"backend": "transformers", "model": str(model_dir), "dtype": "float32", "chat": True},
+            "sampling": {"n": 2, "temperature": 0.8, "top_p": 0.95, "max_new_tokens": 8, "batch_size": 4, "seed": 7},
+            "prompt": {"style": "instruction"},
+            "benchmarks": [
+                {"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": ["en", "fr"], "limit": 2},
+                {"name": "mmath", "data_dir": str(shared_data / "mmath"), "languages": ["en"], "limit": 2},
+            ],
+            "scoring": {"verifier": "trusted", **scoring},
+        },
+    }
+
+
+@pytest.fixture
+def backend_calls(monkeypatch):
+    """Count calls that reach the real backend (a spy: the real generator still runs)."""
+    import components.generation as generation
+
+    calls = []
+    real_build = generation.build_generator
+
+    def counting_build(model, cache_dir):
+        generator = real_build(model, cache_dir)
+        real_generate = generator.generate
+
+        def generate(prompts, sampling):
+            calls.append(len(prompts))
+            return real_generate(prompts, sampling)
+
+        generator.generate = generate
+        return generator
+
+    monkeypatch.setattr(generation, "build_generator", counting_build)
+    return calls
+
+
+def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, tmp_path, prefect_server,
+                                                   mlflow_server, backend_calls):
+    from mlflow import MlflowClient
+
+    from components.config import load_profile_dict
+    from flows.evaluation import evaluation_flow
+
+    profile = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server))
+    first = evaluation_flow(profile)
+    assert sum(backend_calls) == 2 * 2 + 2  # prompts: mgsm en+fr x 2, mmath en x 2
+
+    client = MlflowClient(mlflow_server)
+    metrics = client.get_run(first["run_id"]).data.metrics
+    for lang in ("en", "fr"):
+        for name in ("accuracy", "pass_at_1", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc"):
+            assert f"evaluation/mgsm/{lang}/{name}" in metrics, name
+    assert "evaluation/mgsm/overall/accuracy" in metrics
+    assert "evaluation/mmath/en/accuracy" in metrics
+    assert not any("@" in k or "&" in k for k in metrics)
+
+    generations = Path(first["benchmarks"]["mgsm"]["generations"]).read_text().splitlines()
+    assert len(generations) == 2 * 2 * 2  # languages x problems x samples
+    artifacts = {a.path for a in client.list_artifacts(first["run_id"], "evaluation/mgsm")}
+    assert "evaluation/mgsm/mgsm_generations.jsonl" in artifacts
+    assert "evaluation/mgsm/accuracy_vs_lcpr.png" in artifacts
+    logged = json.loads(generations[0])
+    assert {"prompt", "completion", "gold", "lang", "sample_index"} <= set(logged)
+
+    backend_calls.clear()
+    second = evaluation_flow(profile)
+    assert backend_calls == []
+    assert {b["generation_state"] for b in second["benchmarks"].values()} == {"Cached"}
+    assert {b["score_state"] for b in second["benchmarks"].values()} == {"Cached"}
+
+    exact = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server, verifier="exact"))
+    third = evaluation_flow(exact)
+    assert backend_calls == []
+    assert {b["generation_state"] for b in third["benchmarks"].values()} == {"Cached"}
+    assert {b["score_state"] for b in third["benchmarks"].values()} == {"Completed"}

@@ -1,0 +1,58 @@
+"""Profile loading: unknown keys named, overrides applied, registry names checked, shipped profiles valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.config import ProfileError, fingerprint, load_profile, load_profile_dict, parse_override
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_unknown_key_is_named():
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict({"name": "x", "evaluation": {"sampling": {"temprature": 0.6}}})
+    assert "evaluation.sampling.temprature" in str(error.value)
+
+
+def test_all_errors_reported_at_once():
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict({"name": "x", "evaluation": {"sampling": {"n": 0, "top_p": 2}}})
+    text = str(error.value)
+    assert "2 invalid setting" in text and "sampling.n" in text and "sampling.top_p" in text
+
+
+def test_dotted_overrides_change_nested_fields():
+    data = {"name": "x", "evaluation": {"benchmarks": [{"name": "mgsm", "languages": ["en"]}]}}
+    profile = load_profile_dict(data, ["evaluation.sampling.temperature=0.6", "evaluation.benchmarks.0.limit=3"])
+    assert profile.evaluation.sampling.temperature == 0.6
+    assert profile.evaluation.benchmarks[0].limit == 3
+
+
+def test_unknown_registry_names_are_refused():
+    data = {"name": "x", "evaluation": {"model": {"backend": "nope"}, "scoring": {"verifier": "vibes"},
+                                        "benchmarks": [{"name": "gsm-imaginary"}]}}
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict(data)
+    text = str(error.value)
+    assert "3 unknown name" in text and "'nope'" in text and "'vibes'" in text and "'gsm-imaginary'" in text
+
+
+def test_override_parsing():
+    assert parse_override("a.b=[1, 2]") == (["a", "b"], [1, 2])
+    with pytest.raises(ProfileError):
+        parse_override("novalue")
+
+
+def test_fingerprint_changes_with_content():
+    a = load_profile_dict({"name": "x"})
+    b = load_profile_dict({"name": "x"}, ["tracking.experiment=other"])
+    assert fingerprint(a) != fingerprint(b) and fingerprint(a) == fingerprint(load_profile_dict({"name": "x"}))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "profiles").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_profiles_validate(path):
+    profile = load_profile(path)
+    assert profile.name
