@@ -102,6 +102,19 @@ for _name, (_module, _function, _help) in STAGES.items():
     app.command(name=_name, help=_help)(_stage_command(_module, _function))
 
 
+@app.command(name="serve")
+def serve_command(
+    profiles: list[Path] = typer.Argument(..., help="Profile YAMLs to deploy."),
+    cron: Optional[str] = typer.Option(None, help="Cron schedule for evaluation deployments, e.g. '0 2 * * *'."),
+    project_dir: Path = PROJECT_OPTION,
+) -> None:
+    """Serve deployments of each profile's stages for the Prefect UI (and nightly re-evaluation)."""
+    _configure(project_dir)
+    from flows.serve import serve_profiles
+
+    serve_profiles(profiles, cron, project_dir)
+
+
 def main() -> None:  # pragma: no cover - console entry
     app(prog_name="polyreason")
 

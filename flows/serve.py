@@ -1,0 +1,60 @@
+"""Deployments for the Prefect UI: trigger recipe stages by hand, re-evaluate nightly.
+
+``polyreason serve PROFILE.yaml ... [--cron "0 2 * * *"]`` builds one deployment
+per profile and stage present in it (``Flow.to_deployment``) with the validated
+profile as its default parameter, and serves them (``prefect.serve``): each
+appears in the Prefect UI under its flow, where "Run" starts it (parameters
+editable there) and the cron schedule re-runs the evaluation nightly. Serving
+needs a Prefect server (``prefect server start``; ``PREFECT_API_URL`` set).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from components.config import Profile, load_profile
+
+STAGE_FLOWS = {
+    "evaluation": ("flows.evaluation", "evaluation_flow"),
+    "audit": ("flows.audit", "audit_flow"),
+    "data": ("flows.data", "data_flow"),
+    "sft": ("flows.sft", "sft_flow"),
+    "grpo": ("flows.grpo", "grpo_flow"),
+}
+
+
+def stage_flow(stage: str):
+    module, name = STAGE_FLOWS[stage]
+    return getattr(importlib.import_module(module), name)
+
+
+def stages_of(profile: Profile) -> list[str]:
+    """Stages whose section the profile fills, in recipe order."""
+    return [stage for stage in ("data", "sft", "grpo", "evaluation", "audit") if getattr(profile, stage) is not None]
+
+
+def build_deployments(profile_paths: list[Path], cron: str | None, project_dir: Path) -> list:
+    """One ``RunnerDeployment`` per (profile, stage); the nightly cron goes on evaluations only."""
+    deployments = []
+    for path in profile_paths:
+        profile = load_profile(path)
+        if profile.project_dir is None:
+            profile = profile.model_copy(update={"project_dir": str(project_dir.resolve())})
+        for stage in stages_of(profile):
+            schedule = {"cron": cron} if cron and stage == "evaluation" else {}
+            deployments.append(stage_flow(stage).to_deployment(
+                name=f"{profile.name}-{stage}",
+                parameters={"profile": profile.model_dump(mode="json")},
+                description=f"{stage} stage of profile {path}",
+                tags=["polyreason", stage],
+                **schedule,
+            ))
+    return deployments
+
+
+def serve_profiles(profile_paths: list[Path], cron: str | None, project_dir: Path) -> None:
+    """Serve the deployments until interrupted."""
+    from prefect import serve
+
+    serve(*build_deployments(profile_paths, cron, project_dir))
