@@ -1,0 +1,292 @@
+"""Language detection for reasoning traces: one lingua detector per language set, and text cleaning.
+
+Detection uses lingua (``lingua-language-detector``), as AdaMame appendix C.3 does for LCPR.
+lingua is accurate on short text only when its candidate set is small: over the 13 languages
+of ``BASE_LANGUAGES`` it builds in ~1 s on an idle 2-core machine (preloaded, ~200 MB; 2-5 s
+while other jobs share the CPU); over all 75 languages it takes ~6 s, 1.2 GB and confuses
+close languages (Portuguese read as Catalan). So the detector is built over ``BASE_LANGUAGES``
+plus the languages being scored, once per process per language set (``get_detector`` is
+cached; lingua shares loaded models between detectors, so adding one language costs ~0.5 s).
+lingua's ``Language`` enum stays inside this module; everything else speaks ISO 639-1 codes.
+Very short Portuguese lines can still read as Spanish ("Vamos somá-los com cuidado.": es 0.53,
+pt 0.47); that is lingua's limit on a handful of words, not a candidate-set problem.
+
+``MemoDetector`` detects each distinct text once, in lingua's parallel batch API
+(``detect_languages_in_parallel_of``); ``detect_block`` gives a multi-line text the language
+all its lines agree on, and detects it whole only when they disagree.
+
+Math pulls detection toward English (``x``, ``cm``, ``frac``), so text is cleaned first:
+``clean_for_detection`` removes code (fenced and inline), URLs, ``<think>`` tags, LaTeX math
+(``$$..$$``, ``\\[..\\]``, ``\\(..\\)``, ``$..$`` by pandoc's rule: the opening ``$`` is followed
+by a non-space, the closing one preceded by a non-space and not followed by a digit, so
+"$5 and $6" is left alone), ``\\boxed{..}``/``\\fbox{..}`` with nested braces, other LaTeX command
+names, arithmetic expressions (operands: numbers, numbers with a unit letter, single Latin or
+Greek letters, up to three capitals such as ``AB``), then every remaining digit. Newlines are
+kept, so line structure survives cleaning.
+
+>>> clean_for_detection("So $x^2 = 9$, hence x + 3 = 6 and \\\\boxed{\\\\frac{1}{2}} (see https://a.b).")
+'So , hence and (see ).'
+>>> has_letters("12 + 3 = 15"), has_letters("x")
+(False, True)
+>>> uses_latin_script("pt"), uses_latin_script("ja")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import lingua
+
+BASE_LANGUAGES: frozenset[str] = frozenset(
+    {"en", "es", "fr", "de", "ru", "zh", "ja", "th", "sw", "bn", "te", "pt", "ko"}
+)
+
+# Unicode ranges per script (character-class bodies for ``re``).
+SCRIPT_RANGES: dict[str, str] = {
+    "latin": "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
+    "\uff21-\uff3a\uff41-\uff5a",
+    "greek": "\u0370-\u03ff\u1f00-\u1fff",
+    "cyrillic": "\u0400-\u052f",
+    "han": "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f",
+    "kana": "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
+    "hangul": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
+    "thai": "\u0e00-\u0e7f",
+    "bengali": "\u0980-\u09ff",
+    "telugu": "\u0c00-\u0c7f",
+    "devanagari": "\u0900-\u097f",
+    "arabic": "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff",
+    "hebrew": "\u0590-\u05ff",
+    "armenian": "\u0530-\u058f",
+    "georgian": "\u10a0-\u10ff",
+    "gujarati": "\u0a80-\u0aff",
+    "gurmukhi": "\u0a00-\u0a7f",
+    "tamil": "\u0b80-\u0bff",
+}
+
+# Languages (among lingua's 75) not written in Latin script; every other one is Latin.
+_NON_LATIN_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "ja": ("han", "kana"), "zh": ("han",), "ko": ("hangul",), "th": ("thai",),
+    "bn": ("bengali",), "te": ("telugu",), "hi": ("devanagari",), "mr": ("devanagari",),
+    "ar": ("arabic",), "fa": ("arabic",), "ur": ("arabic",), "he": ("hebrew",),
+    "el": ("greek",), "hy": ("armenian",), "ka": ("georgian",), "gu": ("gujarati",),
+    "pa": ("gurmukhi",), "ta": ("tamil",),
+    **{code: ("cyrillic",) for code in ("ru", "uk", "be", "bg", "mk", "sr", "kk", "mn")},
+}
+
+
+def _numeric_class() -> str:
+    """Character-class body of the BMP's numeric non-letters that ``\\d`` misses (², ½, ①, Ⅳ)."""
+    chars = [chr(i) for i in range(0x10000) if chr(i).isnumeric() and not chr(i).isdecimal() and not chr(i).isalpha()]
+    ranges, start = [], None
+    for index, ch in enumerate(chars):
+        if start is None:
+            start = ch
+        if index + 1 == len(chars) or ord(chars[index + 1]) != ord(ch) + 1:
+            ranges.append(start if start == ch else f"{start}-{ch}")
+            start = None
+    return "".join(ranges)
+
+
+NUMERIC_CLASS = _numeric_class()
+# A letter: a word character that is neither a digit, a numeric sign nor "_" (str.isalpha, in re).
+LETTER_CLASS = rf"[^\W\d_{NUMERIC_CLASS}]"
+_LETTER = re.compile(LETTER_CLASS)
+_THINK_TAG = re.compile(r"</?think>")
+_CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_URL = re.compile(r"(?:https?://|www\.)[^\s)\]>]+")
+_DISPLAY_MATH = re.compile(r"\$\$.*?(?:\$\$|\Z)|\\\[.*?(?:\\\]|\Z)|\\\(.*?(?:\\\)|\Z)", re.S)
+_INLINE_MATH = re.compile(r"\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)")
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
+_SYMBOL = rf"(?<!{LETTER_CLASS})(?:[A-Za-z\u0370-\u03ff]|[A-Z]{{2,3}})(?!{LETTER_CLASS})"
+_OPERAND = rf"(?:{_SYMBOL}|\d+(?:[.,]\d+)*[A-Za-z%]?)"
+_OPERATOR = r"[-+*/^=<>×÷·−≤≥≈≠:%]"
+_ARITHMETIC = re.compile(rf"{_OPERAND}(?:[ \t()\[\]]*{_OPERATOR}+[ \t()\[\]]*{_OPERAND})+")
+_DIGITS_MARKUP = re.compile(rf"[\d{NUMERIC_CLASS}{{}}_^]+")
+_SPACES = re.compile(r"[ \t]+")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+
+
+def _strip_boxed(text: str) -> str:
+    """Remove every ``\\boxed{...}``/``\\fbox{...}`` including nested braces (unclosed: to the end)."""
+    out, pos = [], 0
+    for match in _BOX_OPEN.finditer(text):
+        if match.start() < pos:
+            continue
+        out.append(text[pos : match.start()])
+        depth, index = 1, match.end()
+        while index < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        pos = index
+    out.append(text[pos:])
+    return " ".join(out) if len(out) > 1 else out[0]
+
+
+def clean_for_detection(text: str) -> str:
+    """Strip code, URLs, LaTeX, arithmetic and digits; keep words and newlines (see module doc).
+
+    >>> clean_for_detection("Alors 3 × 4 = 12 pommes.\\n$$\\n\\\\frac{a}{b}\\n$$\\nDonc 12.")
+    'Alors pommes.\\n\\nDonc .'
+    """
+    if "think>" in text:
+        text = _THINK_TAG.sub(" ", text)
+    if "`" in text:
+        text = _INLINE_CODE.sub(" ", _CODE_FENCE.sub(" ", text))
+    if "://" in text or "www." in text:
+        text = _URL.sub(" ", text)
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", _DISPLAY_MATH.sub(" ", _strip_boxed(text)))
+    if "$" in text:
+        text = _INLINE_MATH.sub(" ", _DISPLAY_MATH.sub(" ", text))
+    text = _DIGITS_MARKUP.sub(" ", _ARITHMETIC.sub(" ", text))
+    return "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+
+
+def split_paragraphs(text: str) -> list[str]:
+    r"""Non-empty paragraphs of ``text``, split at blank lines (lines holding only whitespace).
+
+    >>> split_paragraphs("a\nb\n \n\nc\n")
+    ['a\nb', 'c']
+    """
+    return [p.strip() for p in _BLANK_LINE.split(text) if p.strip()]
+
+
+def clean_paragraphs(text: str) -> list[str]:
+    """``clean_for_detection`` paragraph by paragraph (math never spans a blank line here)."""
+    return [clean_for_detection(paragraph) for paragraph in split_paragraphs(text)]
+
+
+def has_letters(text: str) -> bool:
+    """True when ``text`` holds at least one letter of any script.
+
+    >>> has_letters("３４５ + (7)"), has_letters("答")
+    (False, True)
+    """
+    return _LETTER.search(text) is not None
+
+
+@functools.cache
+def _lingua_codes() -> dict[str, lingua.Language]:
+    import lingua
+
+    return {language.iso_code_639_1.name.lower(): language for language in lingua.Language.all()}
+
+
+def is_supported(lang: str) -> bool:
+    """True when ``lang`` is an ISO 639-1 code that lingua can detect.
+
+    >>> is_supported("pt"), is_supported("xx"), is_supported("PT")
+    (True, False, False)
+    """
+    return lang in _lingua_codes()
+
+
+def scripts_of(lang: str) -> tuple[str, ...]:
+    """The scripts (keys of ``SCRIPT_RANGES``) a language is written in.
+
+    >>> scripts_of("ja"), scripts_of("fr")
+    (('han', 'kana'), ('latin',))
+    """
+    return _NON_LATIN_SCRIPTS.get(lang, ("latin",))
+
+
+def uses_latin_script(lang: str) -> bool:
+    """True for languages written in Latin script (en, fr, pt, sw, ...)."""
+    return scripts_of(lang) == ("latin",)
+
+
+class LanguageDetector:
+    """A lingua detector over a fixed set of ISO 639-1 languages; answers ISO codes."""
+
+    def __init__(self, languages: frozenset[str]) -> None:
+        import lingua
+
+        codes = _lingua_codes()
+        self.languages = languages
+        self._to_code = {codes[code]: code for code in languages}
+        builder = lingua.LanguageDetectorBuilder.from_languages(*self._to_code)
+        self._detector = builder.with_preloaded_language_models().build()
+
+    def detect(self, text: str, *, clean: bool = True) -> str | None:
+        """Top-1 language of ``text`` (cleaned first unless ``clean=False``); None without letters."""
+        if clean:
+            text = clean_for_detection(text)
+        if not has_letters(text):
+            return None
+        language = self._detector.detect_language_of(text)
+        return None if language is None else self._to_code[language]
+
+    def detect_many(self, texts: Sequence[str], *, clean: bool = True) -> list[str | None]:
+        """``detect`` over many texts with lingua's parallel batch API."""
+        cleaned = [clean_for_detection(text) for text in texts] if clean else list(texts)
+        positions = [index for index, text in enumerate(cleaned) if has_letters(text)]
+        found = self._detector.detect_languages_in_parallel_of([cleaned[i] for i in positions])
+        result: list[str | None] = [None] * len(cleaned)
+        for index, language in zip(positions, found, strict=True):
+            result[index] = None if language is None else self._to_code[language]
+        return result
+
+
+class MemoDetector:
+    """Wraps a ``LanguageDetector`` with a memo: ``prefetch`` batch-detects, ``detect`` looks up.
+
+    Scoring detects the same line once for LCPR, SLC and language consistency, and many
+    rows at once through lingua's parallel API.
+    """
+
+    def __init__(self, detector: LanguageDetector) -> None:
+        self.detector = detector
+        self.languages = detector.languages
+        self._memo: dict[tuple[str, bool], str | None] = {}
+
+    def prefetch(self, texts: Iterable[str], *, clean: bool = True) -> None:
+        todo = list(dict.fromkeys(t for t in texts if (t, clean) not in self._memo))
+        for text, language in zip(todo, self.detector.detect_many(todo, clean=clean), strict=True):
+            self._memo[(text, clean)] = language
+
+    def detect(self, text: str, *, clean: bool = True) -> str | None:
+        key = (text, clean)
+        if key not in self._memo:
+            self._memo[key] = self.detector.detect(text, clean=clean)
+        return self._memo[key]
+
+
+def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | None:
+    """Top-1 language of a cleaned multi-line ``text``, detecting its lines first.
+
+    When every letter-bearing line is detected as the same language, that language is the
+    answer: lingua sums n-gram log-probabilities over the text, so a concatenation of lines
+    that each favour X favours X (up to the n-grams that cross a line break). Only a block
+    whose lines disagree is detected whole. With a ``MemoDetector`` the lines' detections
+    are shared with the line-level check, so each character is detected about once.
+    """
+    lines = [line for line in text.split("\n") if has_letters(line)]
+    if len(lines) > 1:
+        found = {detector.detect(line, clean=False) for line in lines}
+        if len(found) == 1 and None not in found:
+            return found.pop()
+    return detector.detect(text, clean=False)
+
+
+@functools.lru_cache(maxsize=8)
+def _build(languages: frozenset[str]) -> LanguageDetector:
+    return LanguageDetector(languages)
+
+
+def get_detector(languages: Iterable[str] = ()) -> LanguageDetector:
+    """The process-wide detector over ``BASE_LANGUAGES`` plus ``languages`` (built once per set).
+
+    Raises ``ValueError`` naming any code lingua does not know.
+    """
+    requested = set(languages)
+    unknown = sorted(code for code in requested if not is_supported(code))
+    if unknown:
+        raise ValueError(f"unknown language code(s) {unknown}; expected ISO 639-1 codes lingua supports")
+    return _build(BASE_LANGUAGES | requested)
