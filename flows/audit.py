@@ -1,0 +1,109 @@
+"""The reward-audit flow: stress suite, rollout diagnostics, interface probe, selection, guard.
+
+"Multilingual verifier bias in RLVR" (arXiv 2608.20362) as a recipe: audit a
+multilingual reward per language and per answer interface before optimizing
+with it. Generations come from ``audit.generations`` (JSONL/parquet) or from
+a fresh run of the evaluation flow on the same profile. One MLflow run holds
+every figure (``audit/...``), the per-language table and the FNR bar chart.
+``polyreason audit PROFILE.yaml [key=value ...]`` runs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from components.audit.stress import TABLE_PATH
+from components.config import Profile, ProfileError, flatten
+from tasks import tracking
+from tasks.audit import (
+    combine_generations_task,
+    diagnostics_task,
+    figure_task,
+    file_ref,
+    guard_task,
+    judge_task,
+    log_audit_task,
+    number_only_generation_task,
+    probe_task,
+    selection_task,
+    stress_task,
+)
+from tasks.caching import ArtifactRef
+
+
+def _project_file(project: Path, path: str) -> Path:
+    return Path(path) if Path(path).is_absolute() else project / path
+
+
+def _generations(profile: Profile, project: Path) -> ArtifactRef:
+    """The audited rows: the configured artifact, or fresh generations of every evaluation benchmark."""
+    if profile.audit.generations:
+        return file_ref(_project_file(project, profile.audit.generations))
+    from flows.evaluation import run_evaluation
+
+    evaluation = run_evaluation(profile)
+    refs = [file_ref(bench["generations"]) for bench in evaluation["benchmarks"].values()]
+    return combine_generations_task(refs, str(project))
+
+
+def _number_only(profile: Profile, generations: ArtifactRef, project: Path) -> ArtifactRef | None:
+    """Rows of the number-only interface: configured, generated with the evaluation model, or none."""
+    settings = profile.audit
+    if not settings.probe:
+        return None
+    if settings.number_only_generations:
+        return file_ref(_project_file(project, settings.number_only_generations))
+    if profile.evaluation is None:
+        return None
+    return number_only_generation_task(generations, profile.evaluation.model, profile.evaluation.sampling, str(project))
+
+
+@flow(name="polyreason-audit")
+def audit_flow(profile: Profile) -> dict:
+    """Run every audit step on the profile's generations; returns a summary of the figures."""
+    settings = profile.audit
+    if settings is None:
+        raise ProfileError(f"profile {profile.name!r} has no audit section")
+    project = Path(profile.project_dir or ".").resolve()
+    run = tracking.open_run(profile.tracking, project, f"{profile.name}-audit", params=flatten(profile),
+                            tags={"polyreason.stage": "audit"})
+    try:
+        generations = _generations(profile, project)
+        table = file_ref(_project_file(project, settings.stress_table) if settings.stress_table else TABLE_PATH)
+        stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,
+                             settings.stress_golds, str(project))
+        judged = judge_task(generations, settings.proxies, settings.reference, str(project))
+        diagnostics = diagnostics_task(judged, settings.proxies, str(project))
+        number_only = _number_only(profile, generations, project)
+        probe = None
+        if number_only is not None:
+            judged_number_only = judge_task(number_only, settings.proxies, settings.reference, str(project))
+            probe = probe_task(judged, judged_number_only, settings.proxies, str(project))
+        selection = selection_task(judged, str(project)) if settings.selection else None
+        guard = guard_task(generations, settings.guard_verifier, settings.guard_metric, settings.warn_vlb,
+                           settings.fail_vlb, settings.reference)
+        figure = figure_task(diagnostics, stress, selection, str(project))
+        results = [ref for ref in (stress, judged, diagnostics, probe, selection, guard) if ref is not None]
+        logged = log_audit_task(run, results, figure)
+    except BaseException:
+        tracking.finish_run(run, "FAILED")
+        raise
+    tracking.finish_run(run)
+    return {
+        "run_id": run.run_id, "tracking_uri": run.tracking_uri, "generations": generations.path,
+        "number_only_generations": number_only.path if number_only else None, "metrics_logged": logged,
+        "errors": judged.summary["errors"], "errors_file": judged.summary["errors_file"],
+        "stress": stress.summary["summary"], "vlb": diagnostics.summary["vlb"],
+        "accuracy": diagnostics.summary["accuracy"],
+        "probe": {k: probe.summary[k] for k in ("accuracy_gap", "verifiers")} if probe else None,
+        "selection": selection.summary["report"] if selection else None,
+        "guard": {k: guard.summary[k] for k in ("verifier", "metric", "vlb", "status")},
+        "figure": figure.path,
+    }
+
+
+def run_audit(profile: Profile) -> dict:
+    """CLI entry (``polyreason audit``): run the flow."""
+    return audit_flow(profile)
