@@ -1,0 +1,129 @@
+"""transformers backend: batched ``model.generate`` with left padding.
+
+Follows the usual decoder-only batching recipe (transformers docs, "Generation
+with LLMs": left padding, attention mask, pad = eos when the tokenizer has no
+pad). Sampling uses a fresh ``GenerationConfig`` and the model's own
+``generation_config`` is replaced by a neutral one at load, so a checkpoint's
+defaults (Gemma's top_k=64, a repetition penalty) never leak in and the vLLM
+backend (``generation_config="vllm"``) sees the same decoding rule.
+``temperature == 0`` is greedy (one decode, copied ``n`` times); otherwise
+``num_return_sequences=n`` with ``torch.manual_seed(seed + batch_index)``, so
+a run is reproducible for a given batch size. Loads a local directory, a hub
+id, or a GGUF file (``gguf_file=``, dequantized on load).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from components.config import ModelSettings, SamplingSettings
+from components.generation.base import (
+    Completion,
+    GenerationStats,
+    count_until_eos,
+    encode_prompts,
+    replicate_greedy,
+    resolve_model,
+    run_batches,
+)
+
+DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
+
+
+class TransformersGenerator:
+    """``Generator`` on a local transformers model; loads lazily on first use."""
+
+    name = "transformers"
+
+    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = True):
+        self.settings = model
+        self.cache_dir = Path(cache_dir)
+        self.progress = progress
+        self.stats: GenerationStats | None = None
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._device: str = "cpu"
+
+    @property
+    def tokenizer(self) -> Any:
+        self.load()
+        return self._tokenizer
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+        resolved = resolve_model(self.settings, self.cache_dir)
+        extra = {"gguf_file": resolved.gguf_file} if resolved.gguf_file else {}
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path, **extra)
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        dtype = getattr(torch, DTYPES[self.settings.dtype]) if self.settings.dtype in DTYPES else "auto"
+        model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype, **extra)
+        if self.settings.device == "auto":
+            self._device = "cuda" if torch.cuda.is_available() else "cpu"
+        else:
+            self._device = self.settings.device
+        model.to(self._device).eval()
+        model.generation_config = GenerationConfig(
+            bos_token_id=model.generation_config.bos_token_id,
+            eos_token_id=model.generation_config.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+        self._model, self._tokenizer = model, tokenizer
+
+    def _eos_ids(self) -> set[int]:
+        ids = self._model.generation_config.eos_token_id
+        ids = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
+        if self._tokenizer.eos_token_id is not None:
+            ids.add(self._tokenizer.eos_token_id)
+        return ids
+
+    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+        self.load()
+        results, self.stats = run_batches(
+            prompts, sampling.batch_size, lambda batch, index: self._generate_batch(batch, index, sampling),
+            model_name=self.settings.model, progress=self.progress,
+        )
+        return results
+
+    def _generate_batch(self, prompts: list[str], batch_index: int, sampling: SamplingSettings) -> list[list[Completion]]:
+        import torch
+        from transformers import GenerationConfig
+
+        greedy = sampling.temperature == 0
+        ids = encode_prompts(self._tokenizer, prompts)
+        inputs = self._tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt").to(self._device)
+        eos = sorted(self._eos_ids())
+        config = GenerationConfig(
+            max_new_tokens=sampling.max_new_tokens,
+            do_sample=not greedy,
+            num_return_sequences=1 if greedy else sampling.n,
+            eos_token_id=eos,
+            pad_token_id=self._tokenizer.pad_token_id,
+            **({} if greedy else {"temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": 0}),
+        )
+        if not greedy:
+            torch.manual_seed(sampling.seed + batch_index)
+        with torch.inference_mode():
+            output = self._model.generate(**inputs, generation_config=config)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:].tolist()
+        per_prompt = 1 if greedy else sampling.n
+        results = []
+        for i in range(len(prompts)):
+            samples = [self._completion(row, set(eos)) for row in new_tokens[i * per_prompt:(i + 1) * per_prompt]]
+            results.append(replicate_greedy(samples, sampling.n) if greedy else samples)
+        return results
+
+    def _completion(self, token_ids: list[int], eos: set[int]) -> Completion:
+        count = count_until_eos(token_ids, eos)
+        text = self._tokenizer.decode(token_ids[:count], skip_special_tokens=True)
+        return Completion(text=text, num_tokens=count)
+
+
+def make_transformers(model: ModelSettings, cache_dir: Path) -> TransformersGenerator:
+    return TransformersGenerator(model, cache_dir)

