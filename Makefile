@@ -21,8 +21,8 @@ demo: setup
 
 test: setup
 	bash .ci/vllm-env.sh
-	$(PY) -m pytest -m "not vllm and not gpu" --durations=15
-	.venv-vllm/bin/python -m pytest -m vllm --durations=5
+	$(PY) -m pytest -m "not gpu" --durations=20
+	.venv-vllm/bin/python -m pytest tests/integration/test_vllm_backend.py --durations=5
 
 test-fast: setup
 	$(PY) -m pytest tests/unit -q
