@@ -1,0 +1,139 @@
+"""PCS reward (progressive code-switching, "Reward modelling", eqs. 2–3) with its τ curriculum.
+
+Per response, four binary signals:
+
+* ``r_rep`` — 1 when the completion has no degenerate repetition
+  (``components.rewards.repetition``: our rule, the paper's appendix A is not in
+  our seed);
+* ``r_fmt`` — 1 when the format is valid: a closed ``<think>…</think>`` block
+  with a non-empty trace (``require_think``; off for non-thinking models) and
+  a non-empty ``\\boxed{…}`` answer in the response after it (the format the
+  prompts ask for; a bare number or an answer phrase does not count);
+* ``r_acc`` — 1 when the verifier (``trusted`` by default) accepts the answer;
+* ``r_SLC`` — 1 when ``SLC(T, L) ≥ τ``: the share of reasoning steps of the trace
+  ``T`` in the query language ``L`` (``components.metrics.slc``; a trace without
+  any step with letters has SLC ``None`` and fails).
+
+Gate ``C = r_fmt ∧ r_rep``; ``r_final`` = 1.1 if ``C ∧ acc ∧ SLC-pass``, 1 if
+``C ∧ acc``, 0.1 if ``C ∧ ¬acc``, else 0 (``pcs_final_reward``).
+
+τ comes from a ``TauCurriculum`` owned by the reward (``self.curriculum``): every
+call adds its counts (eligible = ``C ∧ acc``; passed = eligible with SLC ≥ τ), and
+``components.training.callbacks.CurriculumCallback`` closes the window every
+``tau_interval`` steps, saves the state in each checkpoint and restores it on
+resume. Logged with trl's ``log_metric``: ``reward/r_rep``, ``reward/r_fmt``,
+``reward/r_acc`` (also as ``reward/accuracy``), ``reward/r_slc``,
+``curriculum/tau``, ``curriculum/pass_at_slc_batch`` and ``language/slc_mean``.
+
+>>> [pcs_final_reward(True, True, True, True), pcs_final_reward(True, True, True, False),
+...  pcs_final_reward(True, True, False, True), pcs_final_reward(False, True, True, True)]
+[1.1, 1.0, 0.1, 0.0]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
+from components.rewards.curriculum import TauCurriculum
+from components.rewards.repetition import has_degenerate_repetition
+
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def pcs_final_reward(fmt: bool, no_repetition: bool, correct: bool, slc_pass: bool) -> float:
+    """PCS eq. (2) with gate ``C = r_fmt ∧ r_rep`` (eq. 3).
+
+    >>> pcs_final_reward(True, False, True, True)
+    0.0
+    """
+    if not (fmt and no_repetition):
+        return 0.0
+    if not correct:
+        return 0.1
+    return 1.1 if slc_pass else 1.0
+
+
+@dataclass(frozen=True)
+class PCSSignals:
+    """The four binary signals and the SLC of one response."""
+
+    fmt: bool
+    no_repetition: bool
+    correct: bool
+    slc: float | None
+    slc_pass: bool
+
+    @property
+    def eligible(self) -> bool:
+        """Counts toward Pass@SLC: passes the gate and is correct."""
+        return self.fmt and self.no_repetition and self.correct
+
+    @property
+    def reward(self) -> float:
+        return pcs_final_reward(self.fmt, self.no_repetition, self.correct, self.slc_pass)
+
+
+class PCSReward:
+    """PCS's gated reward with a step-level language-consistency term and a τ curriculum."""
+
+    def __init__(self, *, verifier: str = "trusted", require_think: bool = True, tau_start: float = 0.1,
+                 tau_step: float = 0.1, tau_max: float = 0.95, tau_interval: int = 40,
+                 tau_pass_threshold: float = 0.9, repetition_max_period: int = 128,
+                 repetition_min_repeats: int = 3, repetition_min_span: int = 24,
+                 languages: Sequence[str] = ()) -> None:
+        self.__name__ = "pcs"
+        self.accuracy = AccuracyReward(verifier=verifier)
+        self.require_think = require_think
+        self.curriculum = TauCurriculum(tau=tau_start, delta=tau_step, maximum=tau_max,
+                                        interval=tau_interval, threshold=tau_pass_threshold)
+        self.repetition = {"max_period": repetition_max_period, "min_repeats": repetition_min_repeats,
+                           "min_span": repetition_min_span}
+        self.languages = tuple(languages)
+
+    def format_ok(self, split: Any, lang: str) -> bool:
+        """``r_fmt``: closed think block with a trace (when required) and a non-empty boxed answer after it."""
+        from components.verification import extract_answer
+
+        if self.require_think and not (split.has_think and split.trace.strip()):
+            return False
+        return _BOXED.search(split.response) is not None and bool(extract_answer(split.response, lang))
+
+    def signals(self, text: str, gold: Any, lang: str, detector: Any) -> PCSSignals:
+        """All PCS signals of one completion at the current τ."""
+        from components.metrics.slc import slc
+        from components.verification import split_think
+
+        split = split_think(text)
+        fmt = self.format_ok(split, lang)
+        no_rep = not has_degenerate_repetition(text, **self.repetition)
+        correct = bool(self.accuracy.correct(split.response, gold, lang))
+        value = slc(split.trace, lang, detector)
+        slc_pass = value is not None and value >= self.curriculum.tau
+        return PCSSignals(fmt=fmt, no_repetition=no_rep, correct=correct, slc=value, slc_pass=slc_pass)
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
+                 lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
+                 **_: Any) -> list[float | None]:
+        from components.language import get_detector
+
+        golds, langs = columns(len(completions), gold, lang)
+        detector = get_detector(self.languages)
+        found = [None if g is None or l is None else self.signals(completion_text(c), g, str(l), detector)
+                 for c, g, l in zip(completions, golds, langs)]
+        present = [s for s in found if s is not None]
+        eligible = [s for s in present if s.eligible]
+        passed = sum(s.slc_pass for s in eligible)
+        self.curriculum.record(passed=passed, eligible=len(eligible))
+        report(log_metric, "reward/r_rep", mean([float(s.no_repetition) for s in present]))
+        report(log_metric, "reward/r_fmt", mean([float(s.fmt) for s in present]))
+        report(log_metric, "reward/r_acc", mean([float(s.correct) for s in present]))
+        report(log_metric, "reward/accuracy", mean([float(s.correct) for s in present]))
+        report(log_metric, "reward/r_slc", mean([float(s.slc_pass) for s in present]))
+        report(log_metric, "curriculum/tau", self.curriculum.tau)
+        report(log_metric, "curriculum/pass_at_slc_batch", passed / len(eligible) if eligible else None)
+        report(log_metric, "language/slc_mean", mean([s.slc for s in present]))
+        return [None if s is None else s.reward for s in found]

@@ -1,0 +1,91 @@
+"""The curriculum GRPO flow: inputs -> reward-audit guard -> trainer process -> MLflow.
+
+AdaMame §3.3 / PCS as a recipe. The policy is the base model with the SFT
+adapter merged in and the data is the rejection-sampled RL set — both from the
+earlier stages (the cached data/SFT flow runs first when the ``grpo`` section
+does not name a ``model`` and a ``dataset``), or given directly in the section.
+Before training, the reward verifier is audited on a sample of rollouts (the
+rejection-sampling rollouts, a given file, or fresh samples from the policy);
+then the trainer runs as its own ``accelerate launch`` process, resuming from
+its last checkpoint when a previous run was killed, and the curves
+(``grpo/...``), the adapters and the curriculum plot go to the flow's run.
+``polyreason grpo PROFILE.yaml [key=value ...]`` runs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from components.config import GRPOStageSettings, ModelSettings, Profile, ProfileError, flatten
+from flows.data import project_dir_of
+from tasks import tracking
+from tasks.grpo import audit_rollouts_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task
+from tasks.sft import base_model_task
+
+
+def _absolute(project: Path, path: str | None) -> str | None:
+    return None if path is None else str(Path(path) if Path(path).is_absolute() else project / path)
+
+
+def _model(project: Path, model: str | None) -> str | None:
+    """A model directory relative to the project becomes absolute; hub ids and ``embedded:`` stay."""
+    return str(project / model) if model and not Path(model).is_absolute() and (project / model).is_dir() else model
+
+
+def _upstream(profile: Profile, project: Path) -> dict:
+    """Model, adapter, dataset and audit rollouts: from the section, else from the data + SFT flow."""
+    section, cache_dir = profile.grpo, str(project / ".cache")
+    found = {"model": _model(project, section.model), "adapter": _absolute(project, section.adapter),
+             "dataset": _absolute(project, section.dataset), "rollouts": _absolute(project, section.audit.rollouts)}
+    if section.model is None or section.dataset is None:
+        if profile.sft is None or profile.data is None:
+            raise ProfileError(f"profile {profile.name!r}: grpo needs model and dataset, or data and sft sections")
+        from flows.sft import run_sft
+
+        earlier = run_sft(profile)
+        rl_set = Path(earlier["rejection"]["path"])
+        found["model"] = found["model"] or profile.sft.model.model
+        found["adapter"] = found["adapter"] or f"{earlier['sft']['path']}/adapter"
+        found["dataset"] = found["dataset"] or str(rl_set)
+        found["rollouts"] = found["rollouts"] or str(rl_set.parent / "rollouts.parquet")
+    found["base"] = base_model_task(ModelSettings(backend="transformers", model=found["model"]), cache_dir)
+    return found
+
+
+def _section(profile: Profile, found: dict) -> GRPOStageSettings:
+    """The section with the resolved audit rollouts (what the tasks read)."""
+    audit = profile.grpo.audit.model_copy(update={"rollouts": found["rollouts"]})
+    return profile.grpo.model_copy(update={"audit": audit})
+
+
+@flow(name="polyreason-grpo")
+def grpo_flow(profile: Profile) -> dict:
+    """Audit the reward, train with GRPO, log everything; returns the stage summary."""
+    if profile.grpo is None:
+        raise ProfileError(f"profile {profile.name!r} has no grpo section")
+    project = project_dir_of(profile)
+    found = _upstream(profile, project)
+    section = _section(profile, found)
+    run = tracking.open_run(profile.tracking, project, f"{profile.name}-grpo", params=flatten(section, "grpo."),
+                            tags={"polyreason.stage": "grpo"})  # fmt: skip
+    try:
+        inputs = grpo_inputs_task(found["base"], found["dataset"], found["adapter"])
+        audit = None
+        if section.audit.enabled:
+            rollouts = audit_rollouts_task(section, inputs, str(project))
+            audit = reward_audit_task(run, section, inputs, rollouts)
+        trained = grpo_train_task(section, inputs, str(project))
+        logged = log_grpo_task(run, trained)
+    except BaseException:
+        tracking.finish_run(run, "FAILED")
+        raise
+    tracking.finish_run(run)
+    return {"run_id": run.run_id, "tracking_uri": run.tracking_uri, "audit": audit, "path": trained.path,
+            "result": trained.summary, **logged}
+
+
+def run_grpo(profile: Profile) -> dict:
+    """CLI entry (``polyreason grpo PROFILE.yaml``)."""
+    return grpo_flow(profile)
