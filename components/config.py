@@ -331,7 +331,7 @@ class GRPOStageSettings(StrictSettings):
         """Reward-audit guard before training: VLB of the reward verifier against ``trusted``."""
 
         enabled: bool = True
-        rollouts: str | None = None  # JSONL/parquet (id, lang, gold, completion); None: sample the policy
+        rollouts: str | None = None  # JSONL/parquet (id, lang, completion[, gold]); None: sample the policy
         sample_size: int = Field(default=32, ge=1)  # prompts (or rollout rows when ``rollouts`` is set)
         num_generations: int = Field(default=2, ge=1)
         warn_vlb: float = Field(default=0.1, ge=0)
@@ -340,7 +340,14 @@ class GRPOStageSettings(StrictSettings):
 
     model: str | None = None
     adapter: str | None = None
-    dataset: str | None = None
+    dataset: str | None = None  # JSONL/parquet: prompt or question, gold, lang (id optional)
+    question_column: str = "question"
+    gold_column: str = "gold"
+    dataset_lang: str | None = None  # language of every row, for files without a ``lang`` column
+    dataset_limit: int | None = Field(default=None, ge=1)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)  # for rows without a ``prompt``
+    chat: bool | None = None  # None: use the chat template when the tokenizer has one
+    thinking: bool = False
     rewards: list[Reward] = Field(default_factory=lambda: [GRPOStageSettings.Reward()])
     lora: Lora = Field(default_factory=lambda: GRPOStageSettings.Lora())
     kl_reset: KLReset = Field(default_factory=lambda: GRPOStageSettings.KLReset())
@@ -362,7 +369,6 @@ class GRPOStageSettings(StrictSettings):
     max_completion_length: int = Field(default=4096, ge=1)
     temperature: float = Field(default=0.8, gt=0)
     top_p: float = Field(default=1.0, gt=0, le=1)
-    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
     use_vllm: bool = False
     vllm_mode: Literal["colocate", "server"] = "colocate"
     vllm_gpu_memory_utilization: float = Field(default=0.3, gt=0, le=1)
@@ -375,9 +381,9 @@ class GRPOStageSettings(StrictSettings):
     save_total_limit: int | None = Field(default=None, ge=1)
     resume: bool = True
     seed: int = 0
-    launcher: Literal["auto", "accelerate", "python"] = "auto"
-    num_processes: int = Field(default=1, ge=1)
-    accelerate_config: str | None = None
+    accelerate_config: str | None = "cpu"  # profiles/accelerate/<name>.yaml or a path; None: plain python
+    cpu_threads: int | None = Field(default=None, ge=1)  # torch threads per process (CPU); None: accelerate's
+    timeout_s: int = Field(default=7 * 24 * 3600, ge=1)
 
     @field_validator("rewards")
     @classmethod
@@ -494,7 +500,8 @@ def check_registries(profile: Profile, source: str) -> None:
 
     problems = registry_problems(profile)
     if problems:
-        raise ProfileError("\n".join([f"{source}: {len(problems)} unknown name(s)"] + [f"  - {p}" for p in problems]))
+        header = f"{source}: {len(problems)} profile problem(s) (registry names, cross-section checks)"
+        raise ProfileError("\n".join([header] + [f"  - {p}" for p in problems]))
 
 
 def fingerprint(value: Any) -> str:

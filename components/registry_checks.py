@@ -82,6 +82,8 @@ def _audit_problems(profile: "Profile") -> list[str]:
     section = profile.audit
     if section is None:
         return []
+    from pathlib import Path
+
     import yaml
 
     from components.audit.stress import load_table
@@ -91,8 +93,11 @@ def _audit_problems(profile: "Profile") -> list[str]:
     problems += _unknown("verifier", "audit.guard_verifier", section.guard_verifier, VERIFIERS)
     for index, name in enumerate(section.proxies):
         problems += _unknown("verifier", f"audit.proxies.{index}", name, VERIFIERS)
+    table = section.stress_table
+    if table is not None and not Path(table).is_absolute():
+        table = Path(profile.project_dir or ".") / table  # as flows/audit.py resolves it
     try:
-        table_languages = load_table(section.stress_table)["languages"]
+        table_languages = load_table(table)["languages"]
     except (OSError, ValueError, yaml.YAMLError) as error:
         return problems + [f"audit.stress_table: {error}"]
     for index, lang in enumerate(section.stress_languages):

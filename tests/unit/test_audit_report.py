@@ -75,7 +75,7 @@ def test_registry_check_reports_every_unknown_name_at_once():
         load_profile_dict(_audit_profile(proxies=["exact", "fuzzy"], guard_verifier="strict",
                                          stress_languages=["en", "xx"]))
     message = str(error.value)
-    assert "3 unknown name(s)" in message
+    assert "3 profile problem(s)" in message
     assert "audit.proxies.1: unknown verifier 'fuzzy'" in message
     assert "audit.guard_verifier: unknown verifier 'strict'" in message
     assert "audit.stress_languages.1: unknown stress-table language 'xx'" in message

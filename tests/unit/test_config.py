@@ -37,7 +37,7 @@ def test_unknown_registry_names_are_refused():
     with pytest.raises(ProfileError) as error:
         load_profile_dict(data)
     text = str(error.value)
-    assert "3 unknown name" in text and "'nope'" in text and "'vibes'" in text and "'gsm-imaginary'" in text
+    assert "3 profile problem(s)" in text and "'nope'" in text and "'vibes'" in text and "'gsm-imaginary'" in text
 
 
 def test_override_parsing():

@@ -1,0 +1,1 @@
+"""polyreason: components/training."""

@@ -1,0 +1,115 @@
+"""Prefect tasks of the data-construction stage: thin adapters over ``components.data.datasets``.
+
+Cache keys (``tasks.caching``): the task's settings section, the fingerprints of
+its upstream tables and models (never the whole profile), the task source and
+the source of the components it calls. Outputs go to content-addressed
+``artifacts/data/<step>/<fp[:12]>/``. Sampled generation is keyed with its seed
+(inside ``SamplingSettings``); API calls are cached besides, per request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from components.config import (
+    DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings, fingerprint,
+)  # fmt: skip
+from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.tracking import RunRef
+
+CACHED = {"persist_result": True, "cache_expiration": None}
+DATA_COMPONENTS = ("components.data", "components.verification", "components.language", "components.metrics",
+                   "components.numbers", "components.generation")  # fmt: skip
+
+
+def _ref(out_dir: Path, table: str, summary: dict) -> ArtifactRef:
+    path = out_dir / f"{table}.parquet"
+    return ArtifactRef(str(path), file_fingerprint(path), summary)
+
+
+@task(name="data-model-identity", cache_policy=NO_CACHE)
+def model_identity_task(model: ModelSettings | None, cache_dir: str) -> str:
+    """Cache identity of a generator: settings + weight files for local backends (embedded model converted once)."""
+    from components.data.datasets import LOCAL_BACKENDS
+    from components.generation.base import EMBEDDED_PREFIX, model_fingerprint, resolve_model
+    from components.generation.embedded import ensure_embedded_model
+
+    if model is None or model.backend not in LOCAL_BACKENDS:
+        return fingerprint(model.model_dump(mode="json", exclude={"api_key_env"}) if model else None)
+    if model.model.startswith(EMBEDDED_PREFIX):
+        ensure_embedded_model(Path(cache_dir))
+    resolved = resolve_model(model, Path(cache_dir))
+    return model_fingerprint(model, resolved.path if resolved.local else None)
+
+
+@task(name="data-source-identity", cache_policy=NO_CACHE)
+def source_identity_task(source: DataSourceSettings, project_dir: str) -> str:
+    """Content hash of a local source file (a hub dataset is named by its settings)."""
+    from components.data.sources import resolve
+
+    return file_fingerprint(resolve(source.path, Path(project_dir))) if source.path else "hub"
+
+
+@task(name="data-source", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
+def source_task(source: DataSourceSettings, identity: str, project_dir: str) -> ArtifactRef:
+    """Read and check the English source problems."""
+    from components.data.datasets import build_source
+
+    out = artifact_dir(project_dir, "data/source", fingerprint([source, identity]))
+    return _ref(out, "source", build_source(source, Path(project_dir), out))
+
+
+@task(name="data-translate", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
+def translate_task(settings: TranslationSettings, source_settings: DataSourceSettings, languages: list[str],
+                   source_language: str, source: ArtifactRef, models: list[str], project_dir: str,
+                   cache_dir: str) -> ArtifactRef:
+    """Translate into every target language with gates (and chrF against references)."""
+    from components.data.datasets import build_translations
+
+    key = fingerprint([settings, source_settings, languages, source_language, source.fingerprint, models])
+    out = artifact_dir(project_dir, "data/translations", key)
+    summary = build_translations(settings, source_settings, languages, source_language, Path(source.path),
+                                 Path(project_dir), out, Path(cache_dir))  # fmt: skip
+    return _ref(out, "translations", summary)
+
+
+@task(name="data-traces", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
+def traces_task(settings: TraceSettings, languages: list[str], translations: ArtifactRef, model: str,
+                project_dir: str, cache_dir: str) -> ArtifactRef:
+    """Teacher traces, filtered; the kept triplets are the SFT set."""
+    from components.data.datasets import build_traces
+
+    out = artifact_dir(project_dir, "data/traces", fingerprint([settings, languages, translations.fingerprint, model]))
+    return _ref(out, "sft", build_traces(settings, languages, Path(translations.path), out, Path(cache_dir)))
+
+
+@task(name="data-rejection-sampling", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
+def rl_set_task(settings: RejectionSettings, verifier: str, languages: list[str], sft_data: ArtifactRef,
+                policy: ModelSettings, policy_identity: str, project_dir: str, cache_dir: str) -> ArtifactRef:
+    """Sample the policy, select by strategy, cap per language, hold out validation."""
+    from components.data.datasets import build_rl_set
+
+    key = fingerprint([settings, verifier, languages, sft_data.fingerprint, policy, policy_identity])
+    out = artifact_dir(project_dir, "data/rl", key)
+    summary = build_rl_set(settings, verifier, languages, Path(sft_data.path), policy, out, Path(cache_dir))
+    return _ref(out, "rl_train", summary)
+
+
+@task(name="data-log", cache_policy=NO_CACHE)
+def log_tables_task(run: RunRef, step: str, ref: ArtifactRef, metrics: dict[str, float]) -> dict[str, str]:
+    """Every parquet table of one step as an MLflow dataset input (with digest) + its metrics."""
+    import pandas as pd
+
+    from tasks import tracking
+
+    digests = {}
+    for path in sorted(Path(ref.path).parent.glob("*.parquet")):
+        name = f"{step}/{path.stem}"
+        context = "training" if path.stem in ("sft", "rl_train") else "data"
+        digests[name] = tracking.log_dataset_input(run, pd.read_parquet(path), name, str(path), context=context)
+        tracking.log_artifact(run, path, f"data/{step}")
+    tracking.log_metrics(run, metrics)
+    return digests
