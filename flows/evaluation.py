@@ -19,9 +19,9 @@ from tasks.evaluation import (
     generate_task,
     load_benchmark_task,
     log_benchmark_task,
-    resolve_model_task,
     score_task,
 )
+from tasks.models import resolve_model_task
 
 
 def project_dir_of(profile: Profile) -> Path:

@@ -22,7 +22,7 @@ from components.config import GRPOStageSettings, ModelSettings, Profile, Profile
 from flows.data import project_dir_of
 from tasks import tracking
 from tasks.grpo import audit_rollouts_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task
-from tasks.sft import base_model_task
+from tasks.models import resolve_model_task
 
 
 def _absolute(project: Path, path: str | None) -> str | None:
@@ -50,7 +50,7 @@ def _upstream(profile: Profile, project: Path) -> dict:
         found["adapter"] = found["adapter"] or f"{earlier['sft']['path']}/adapter"
         found["dataset"] = found["dataset"] or str(rl_set)
         found["rollouts"] = found["rollouts"] or str(rl_set.parent / "rollouts.parquet")
-    found["base"] = base_model_task(ModelSettings(backend="transformers", model=found["model"]), cache_dir)
+    found["base"] = resolve_model_task(ModelSettings(backend="transformers", model=found["model"]), cache_dir)
     return found
 
 

@@ -16,7 +16,8 @@ from components.config import Profile, ProfileError, flatten
 from components.training.sft import policy_model
 from flows.data import project_dir_of, rl_dataset, sft_dataset
 from tasks import tracking
-from tasks.sft import base_model_task, log_sft_task, sft_task
+from tasks.models import resolve_model_task
+from tasks.sft import log_sft_task, sft_task
 
 
 @flow(name="polyreason-sft")
@@ -29,7 +30,7 @@ def sft_flow(profile: Profile) -> dict:
                             tags={"polyreason.stage": "sft"})  # fmt: skip
     try:
         built = sft_dataset(profile, run)
-        base = base_model_task(profile.sft.model, str(project / ".cache"))
+        base = resolve_model_task(profile.sft.model, str(project / ".cache"))
         trained = sft_task(profile.sft, base, built["sft"], str(project))
         logged = log_sft_task(run, trained)
         summary = {"run_id": run.run_id, "tracking_uri": run.tracking_uri, "data": built["report"],

@@ -23,18 +23,6 @@ from tasks.tracking import RunRef
 CACHED = {"persist_result": True, "cache_expiration": None}
 
 
-@task(name="resolve-model", cache_policy=NO_CACHE)
-def resolve_model_task(model: ModelSettings, cache_dir: str) -> dict:
-    """Where the model is (converting the embedded GGUF once) and its identity."""
-    from components.generation.base import EMBEDDED_PREFIX, model_fingerprint, resolve_model
-    from components.generation.embedded import ensure_embedded_model
-
-    if model.model.startswith(EMBEDDED_PREFIX):
-        ensure_embedded_model(Path(cache_dir))
-    resolved = resolve_model(model, Path(cache_dir))
-    return {"path": resolved.path, "fingerprint": model_fingerprint(model, resolved.path if resolved.local else None)}
-
-
 @task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"), **CACHED)
 def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
     """Benchmark items (as dicts) and the malformed rows that were skipped."""

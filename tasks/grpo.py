@@ -36,7 +36,7 @@ TRAIN_MODULES = ("components.training.grpo", "components.training.callbacks", "c
 
 @task(name="grpo-inputs", cache_policy=NO_CACHE)
 def grpo_inputs_task(model: dict, dataset: str, adapter: str | None = None) -> dict:
-    """What the trainer reads, with fingerprints (``model`` as returned by ``tasks.sft.base_model_task``)."""
+    """What the trainer reads, with fingerprints (``model`` as returned by ``tasks.models.resolve_model_task``)."""
     adapter_fp = file_fingerprint(Path(adapter) / "adapter_model.safetensors") if adapter else None
     return {"model": model["path"], "model_fingerprint": model["fingerprint"], "adapter": adapter,
             "adapter_fingerprint": adapter_fp, "dataset": dataset, "dataset_fingerprint": file_fingerprint(dataset)}

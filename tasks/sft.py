@@ -20,24 +20,12 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from components.config import ModelSettings, SFTSettings, fingerprint
+from components.config import SFTSettings, fingerprint
 from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 from tasks.tracking import RunRef
 
 CACHED = {"persist_result": True, "cache_expiration": None}
 REPO = Path(__file__).resolve().parents[1]
-
-
-@task(name="sft-base-model", cache_policy=NO_CACHE)
-def base_model_task(model: ModelSettings, cache_dir: str) -> dict:
-    """Local path of the base model (the embedded GGUF converted once) and its identity."""
-    from components.generation.base import EMBEDDED_PREFIX, model_fingerprint, resolve_model
-    from components.generation.embedded import ensure_embedded_model
-
-    if model.model.startswith(EMBEDDED_PREFIX):
-        ensure_embedded_model(Path(cache_dir))
-    resolved = resolve_model(model, Path(cache_dir))
-    return {"path": resolved.path, "fingerprint": model_fingerprint(model, resolved.path if resolved.local else None)}
 
 
 def sft_out_dir(project_dir: str, sft: SFTSettings, base_fingerprint: str, train: ArtifactRef) -> Path:
