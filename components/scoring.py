@@ -210,14 +210,36 @@ def verify_rows(rows: Sequence[Any], verifier: str, *, source: str = "<rows>",
     """Verify ``{"id","lang","gold","answer"}`` rows (answers already extracted)."""
     verify = get_verifier(verifier)
     valid, errors = validate_rows(rows, VERIFY_FIELDS, source=source, line_numbers=line_numbers)
-    scored = [{"id": r["id"], "lang": r["lang"], **_verdict(verify, r["answer"], r, extract=False)} for r in valid]
-    by_lang: dict[str, list[bool]] = defaultdict(list)
+    scored = [{"id": r["id"], "lang": r["lang"], **_verdict(verify, r["answer"], r, extract=False),
+               **({"expected": bool(r["expected"])} if "expected" in r else {})} for r in valid]
+    by_lang: dict[str, list[dict]] = defaultdict(list)
     for row in scored:
-        by_lang[row["lang"]].append(row["correct"])
-    summary = {lang: {"accuracy": sum(v) / len(v), "n_rows": len(v)} for lang, v in sorted(by_lang.items())}
-    summary["overall"] = {"accuracy": sum(r["correct"] for r in scored) / len(scored) if scored else None,
-                          "n_rows": len(scored)}
+        by_lang[row["lang"]].append(row)
+    summary = {lang: verdict_summary(group) for lang, group in sorted(by_lang.items())}
+    summary["overall"] = verdict_summary(scored)
+    fnrs = [v["fnr"] for lang, v in summary.items() if lang != "overall" and v.get("fnr") is not None]
+    if len(fnrs) >= 2:
+        summary["overall"]["fnr_gap"] = max(fnrs) - min(fnrs)
     return {"rows": scored, "aggregate": summary, "errors": errors}
+
+
+def verdict_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy, and when rows carry the right verdict (``expected``) the verifier's error rates:
+    FNR = P(reject | expected correct), FPR = P(accept | expected wrong).
+
+    >>> verdict_summary([{"correct": False, "expected": True}, {"correct": True, "expected": True},
+    ...                  {"correct": False, "expected": False}])
+    {'accuracy': 0.3333333333333333, 'n_rows': 3, 'fnr': 0.5, 'fpr': 0.0}
+    """
+    out: dict[str, Any] = {"accuracy": sum(r["correct"] for r in rows) / len(rows) if rows else None,
+                           "n_rows": len(rows)}
+    labelled = [r for r in rows if "expected" in r]
+    if labelled:
+        positives = [r for r in labelled if r["expected"]]
+        negatives = [r for r in labelled if not r["expected"]]
+        out["fnr"] = sum(not r["correct"] for r in positives) / len(positives) if positives else None
+        out["fpr"] = sum(r["correct"] for r in negatives) / len(negatives) if negatives else None
+    return out
 
 
 def verify_file(path: str | Path, verifier: str) -> dict[str, Any]:

@@ -156,3 +156,16 @@ def test_verify_file(tmp_path):
     assert result["aggregate"]["ja"] == {"accuracy": pytest.approx(1 / 3), "n_rows": 3}
     assert result["aggregate"]["overall"]["accuracy"] == 0.5
     assert [(e["line"], e["field"]) for e in result["errors"]] == [(5, "answer")]
+
+
+def test_verify_reports_fnr_per_language_when_rows_carry_the_right_verdict():
+    from pathlib import Path
+
+    from components.scoring import verify_file
+
+    cases = Path(__file__).resolve().parents[2] / "examples" / "verify_cases.jsonl"
+    trusted = verify_file(cases, "trusted")["aggregate"]
+    exact = verify_file(cases, "exact")["aggregate"]
+    assert {v["fnr"] for v in trusted.values()} == {0.0} and trusted["overall"]["fpr"] == 0.0
+    assert exact["overall"]["fnr_gap"] > 0
+    assert exact["ja"]["fnr"] > exact["en"]["fnr"]
