@@ -49,8 +49,8 @@ def evaluation_flow(profile: Profile) -> dict:
             loaded = load_benchmark_task(benchmark)
             prompts = build_prompts_task(loaded["items"], section.prompt, section.model, model["path"])
             generation_state, generations = _state_result(generate_task(
-                loaded["items"], prompts, section.model, model["fingerprint"], section.sampling,
-                str(project), cache_dir, return_state=True))
+                loaded["items"], prompts["prompts"], section.model, model["fingerprint"], section.sampling,
+                str(project), cache_dir, prompts["stop"], return_state=True))
             score_state, scores = _state_result(score_task(generations, section.scoring, str(project), return_state=True))
             logged = log_benchmark_task(run, benchmark.name, generations, scores, section.scoring, loaded["errors"])
             summary["benchmarks"][benchmark.name] = {

@@ -36,9 +36,9 @@ def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
 
 
 @task(name="build-prompts", cache_policy=component_cache_policy("components.data.prompts"), **CACHED)
-def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSettings, model_path: str) -> list[str]:
-    """Prompts in item order (chat template applied for chat models)."""
-    from components.data.prompts import build_prompts
+def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSettings, model_path: str) -> dict:
+    """Prompts in item order (chat template applied for chat models) and the stop strings they need."""
+    from components.data.prompts import build_prompts, stop_sequences
     from components.records import BenchmarkItem
 
     tokenizer = None
@@ -47,23 +47,25 @@ def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSe
 
         tokenizer = AutoTokenizer.from_pretrained(model_path)
     records = [BenchmarkItem.from_dict(item) for item in items]
-    return build_prompts(records, prompt, tokenizer=tokenizer, chat=model.chat, thinking=model.thinking)
+    prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=model.chat, thinking=model.thinking)
+    return {"prompts": prompts, "stop": stop_sequences(records, prompt, chat=model.chat)}
 
 
 @task(name="generate", cache_policy=component_cache_policy("components.generation", "components.records"), **CACHED)
 def generate_task(
     items: list[dict], prompts: list[str], model: ModelSettings, model_fingerprint: str,
-    sampling: SamplingSettings, project_dir: str, cache_dir: str,
+    sampling: SamplingSettings, project_dir: str, cache_dir: str, stop: list[str],
 ) -> ArtifactRef:
     """Generate samples into a resumable JSONL artifact (content-addressed directory)."""
     from components.generation import build_generator
     from components.generation.resumable import generate_to_jsonl
     from components.records import BenchmarkItem
 
-    key = fingerprint({"items": items, "prompts": prompts, "model": model_fingerprint, "sampling": sampling})
+    key = fingerprint({"items": items, "prompts": prompts, "model": model_fingerprint, "sampling": sampling,
+                       "stop": stop})
     out = artifact_dir(project_dir, "generation", key) / "generations.jsonl"
     generator = build_generator(model, Path(cache_dir))
-    summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out)
+    summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out, stop)
     return ArtifactRef(str(out), file_fingerprint(out), summary.to_dict())
 
 

@@ -166,6 +166,39 @@ def few_shot_text(item: BenchmarkItem, exemplars: dict[str, list[tuple[str, str]
     return "\n\n".join(blocks)
 
 
+def few_shot_stops(langs: Sequence[str], exemplars: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Where a base model's few-shot continuation must be cut: a new line opening the next question.
+
+    A base model answers, then writes the next "Question: ..." itself; the final
+    answer must come from before it (the stop sequences of MGSM's few-shot evaluation).
+
+    >>> few_shot_stops(["fr", "ja"], {"fr": [("Question : a", "R : b")], "ja": [("問題：a", "答え：b")]})
+    ['\\nQuestion', '\\n問題']
+    """
+    stops = set()
+    for lang in langs:
+        _, q_label, _ = few_shot_turns(lang, exemplars, 0)
+        stops.add("\n" + q_label.rstrip(" :：").rstrip())
+    return sorted(stops)
+
+
+def stop_sequences(items: Sequence[BenchmarkItem], settings: PromptSettings, *, chat: bool) -> list[str]:
+    """Stop strings the generator needs for these prompts (few-shot base-model prompts only)."""
+    if chat or settings.style != "few_shot" or settings.exemplars_path is None:
+        return []
+    return few_shot_stops(sorted({item.lang for item in items}), load_exemplars(settings.exemplars_path))
+
+
+def truncate_at_stops(text: str, stops: Sequence[str]) -> str:
+    """Cut ``text`` at the earliest stop string (vLLM's ``stop`` semantics: the stop is not kept).
+
+    >>> truncate_at_stops("La réponse est 12.\\nQuestion : suivante", ["\\nQuestion"])
+    'La réponse est 12.'
+    """
+    cut = min((index for index in (text.find(stop) for stop in stops) if index >= 0), default=len(text))
+    return text[:cut]
+
+
 # ---------------------------------------------------------------- assembling
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from components.config import SamplingSettings
+from components.data.prompts import truncate_at_stops
 from components.generation.base import Generator
 from components.records import BenchmarkItem, generation_rows
 
@@ -62,13 +63,20 @@ def generate_to_jsonl(
     prompts: Sequence[str],
     sampling: SamplingSettings,
     out_path: str | Path,
+    stop: Sequence[str] = (),
 ) -> GenerationSummary:
-    """Generate ``sampling.n`` samples per prompt into ``out_path`` (JSONL, one row per sample)."""
+    """Generate ``sampling.n`` samples per prompt into ``out_path`` (JSONL, one row per sample).
+
+    ``stop``: completions are cut at the earliest stop string (the base-model
+    few-shot "next question" label); ``num_tokens`` still counts what was generated.
+    """
     if len(items) != len(prompts):
         raise ValueError(f"{len(items)} items but {len(prompts)} prompts")
     out_path = Path(out_path)
     partial = out_path.with_name(out_path.name + ".partial")
     done_rows, done = read_done(partial)
+    if partial.exists():  # drop a torn last line before appending after it
+        partial.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done_rows), encoding="utf-8")
     if done_rows and len({r["prompt_index"] for r in done_rows}) != len(done):
         raise ValueError(f"{partial}: inconsistent prompt indices")
     todo = [index for index in range(len(prompts)) if index not in done]
@@ -81,6 +89,8 @@ def generate_to_jsonl(
         samples = generator.generate([prompts[i] for i in indices], sampling)
         backend_seconds += time.perf_counter() - start
         rows = _rows_for_chunk(items, prompts, indices, samples)
+        for row in rows:
+            row["completion"] = truncate_at_stops(row["completion"], stop)
         tokens += sum(row["num_tokens"] for row in rows)
         _append(partial, rows)
     all_rows, _ = read_done(partial)

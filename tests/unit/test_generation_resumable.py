@@ -1,0 +1,58 @@
+"""Resumable generation into JSONL: finished prompts are never generated twice; stop strings cut."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.config import ModelSettings, SamplingSettings
+from components.generation.fake import FakeGenerator
+from components.generation.resumable import generate_to_jsonl
+from components.records import BenchmarkItem
+
+ITEMS = [BenchmarkItem(str(i), "mgsm", "fr", f"question {i}", str(i)) for i in range(5)]
+PROMPTS = [f"prompt {i}" for i in range(5)]
+SAMPLING = SamplingSettings(n=2, batch_size=2)
+
+
+def fake(tmp_path):
+    return FakeGenerator(ModelSettings(backend="fake", model="fake"), tmp_path, progress=False)
+
+
+def read(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_sample_is_a_row_in_prompt_order(tmp_path):
+    out = tmp_path / "g.jsonl"
+    summary = generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS, SAMPLING, out)
+    rows = read(out)
+    assert summary.rows == len(rows) == 10 and summary.prompts_generated == 5 and summary.prompts_resumed == 0
+    assert [(r["prompt_index"], r["sample_index"]) for r in rows] == [(i, s) for i in range(5) for s in range(2)]
+    assert not (tmp_path / "g.jsonl.partial").exists()
+
+
+def test_an_interrupted_run_resumes_without_regenerating_finished_prompts(tmp_path):
+    out = tmp_path / "g.jsonl"
+    complete = tmp_path / "complete.jsonl"
+    generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS, SAMPLING, complete)
+    lines = complete.read_text().splitlines(keepends=True)
+    # a killed run left prompts 0-1 written and a torn line of prompt 2
+    (tmp_path / "g.jsonl.partial").write_text("".join(lines[:4]) + lines[4][:10])
+    generator = fake(tmp_path)
+    summary = generate_to_jsonl(generator, ITEMS, PROMPTS, SAMPLING, out)
+    assert summary.prompts_resumed == 2 and summary.prompts_generated == 3
+    assert generator.calls == 2  # prompts 2-4 in batches of two
+    assert out.read_text() == complete.read_text()
+
+
+def test_stop_strings_cut_the_completion(tmp_path):
+    out = tmp_path / "g.jsonl"
+    generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS, SAMPLING, out, stop=["The answer"])
+    assert {r["completion"].endswith(".</think>") for r in read(out)} == {True}
+
+
+def test_items_and_prompts_must_line_up(tmp_path):
+    with pytest.raises(ValueError, match="5 items but 4 prompts"):
+        generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS[:4], SAMPLING, tmp_path / "g.jsonl")
