@@ -16,8 +16,6 @@ reports its curves (``grpo/...``), adapters and plot to the new run.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,10 +24,10 @@ from prefect.cache_policies import NO_CACHE
 
 from components.config import GRPOStageSettings, fingerprint
 from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.process import run_stage_process
 from tasks.tracking import RunRef
 
 CACHED = {"persist_result": True, "cache_expiration": None}
-REPO = Path(__file__).resolve().parents[1]
 TRAIN_MODULES = ("components.training.grpo", "components.training.callbacks", "components.rewards",
                  "components.verification", "components.language", "components.metrics.slc")
 
@@ -65,14 +63,7 @@ def run_process(section: GRPOStageSettings, out: Path, phase: str) -> None:
 
     config = accelerate_config_path(section.accelerate_config) if section.accelerate_config else None
     command = launch_command(sys.executable, config, out / "job.json", out, phase, section.cpu_threads)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    log_path = out / f"{phase}.log"
-    with log_path.open("a", encoding="utf-8") as log:
-        done = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              timeout=section.timeout_s)
-    if done.returncode != 0:
-        tail = log_path.read_text(encoding="utf-8")[-3000:]
-        raise RuntimeError(f"GRPO {phase} process failed with exit code {done.returncode}; {log_path} ends:\n{tail}")
+    run_stage_process(command, out / f"{phase}.log", section.timeout_s, f"GRPO {phase}")
 
 
 @task(name="grpo-audit-rollouts", cache_policy=component_cache_policy("components.training.grpo"), **CACHED)

@@ -12,8 +12,6 @@ cached SFT still reports its loss curve and adapter to the new run.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,10 +20,10 @@ from prefect.cache_policies import NO_CACHE
 
 from components.config import SFTSettings, fingerprint
 from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.process import run_stage_process
 from tasks.tracking import RunRef
 
 CACHED = {"persist_result": True, "cache_expiration": None}
-REPO = Path(__file__).resolve().parents[1]
 
 
 def sft_out_dir(project_dir: str, sft: SFTSettings, base_fingerprint: str, train: ArtifactRef) -> Path:
@@ -43,12 +41,7 @@ def sft_task(sft: SFTSettings, base: dict, train: ArtifactRef, project_dir: str)
     settings_path.write_text(json.dumps({"sft": sft.model_dump(mode="json"), "model_path": base["path"],
                                          "train_path": train.path}, indent=2), encoding="utf-8")
     command = launch_command(sys.executable, accelerate_config_path(sft.accelerate_config), settings_path, out)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    with (out / "train.log").open("a", encoding="utf-8") as log:
-        done = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=sft.timeout_s)
-    if done.returncode != 0:
-        tail = (out / "train.log").read_text(encoding="utf-8")[-3000:]
-        raise RuntimeError(f"SFT process failed with exit code {done.returncode}; {out / 'train.log'} ends:\n{tail}")
+    run_stage_process(command, out / "train.log", sft.timeout_s, "SFT")
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     return ArtifactRef(str(out), file_fingerprint(out / "adapter" / "adapter_model.safetensors"), result)
 
