@@ -6,17 +6,24 @@ levels (table 14). MMATH's accuracy is the macro average over its four sources
 (MATH500, AIME2024, AIME2025, CNMO), as the MMATH paper reports it; the
 per-source accuracies are logged too. No ``@``/``&`` in names.
 
+``write_report`` renders everything a benchmark logs into one directory (metrics,
+language table, joined generations, the PNG), so the flow can cache rendering
+like any other stage and a cached re-run only uploads files.
+
 >>> key("mgsm", "fr", "pass_at_1")
 'evaluation/mgsm/fr/pass_at_1'
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 MACRO_OVER_SOURCES = {"mmath"}
+METRICS_FILE, LANGUAGES_FILE, FIGURE_FILE = "metrics.json", "languages.json", "accuracy_vs_lcpr.png"
 TABLE_METRICS = ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
 
 
@@ -137,3 +144,38 @@ def _with_macro_accuracy(aggregate: dict, per_source: dict, report: BenchmarkRep
         out["overall"] = {**out["overall"], "accuracy_micro": out["overall"].get("accuracy"),
                           "accuracy": sum(macro) / len(macro)}
     return out
+
+
+def generations_file(benchmark: str) -> str:
+    """Name of the joined generations table in a report directory."""
+    return f"{benchmark}_generations.jsonl"
+
+
+def _read_jsonl(path: str | Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_report(benchmark: str, generations_path: str | Path, scores_path: str | Path, out_dir: str | Path,
+                 in_domain: Sequence[str]) -> BenchmarkReport:
+    """Render one benchmark's report into ``out_dir``: metrics, language table, generations, PNG."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    generations = _read_jsonl(generations_path)
+    result = json.loads(Path(scores_path).read_text(encoding="utf-8"))
+    report = benchmark_report(benchmark, generations, result, in_domain=in_domain)
+    table = report.generations_table(generations, result)
+    (out / generations_file(benchmark)).write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in table), encoding="utf-8")
+    (out / METRICS_FILE).write_text(json.dumps(report.metrics, sort_keys=True), encoding="utf-8")
+    (out / LANGUAGES_FILE).write_text(json.dumps(report.language_table, ensure_ascii=False), encoding="utf-8")
+    report.figure().savefig(out / FIGURE_FILE, dpi=100)
+    return report
+
+
+def read_report(benchmark: str, out_dir: str | Path) -> BenchmarkReport:
+    """The metrics and language table that ``write_report`` left in ``out_dir``."""
+    out = Path(out_dir)
+    report = BenchmarkReport(benchmark)
+    report.metrics = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
+    report.language_table = json.loads((out / LANGUAGES_FILE).read_text(encoding="utf-8"))
+    return report

@@ -19,6 +19,7 @@ from tasks.evaluation import (
     generate_task,
     load_benchmark_task,
     log_benchmark_task,
+    report_task,
     score_task,
 )
 from tasks.models import resolve_model_task
@@ -52,9 +53,10 @@ def evaluation_flow(profile: Profile) -> dict:
                 loaded["items"], prompts["prompts"], section.model, model["fingerprint"], section.sampling,
                 str(project), cache_dir, prompts["stop"], return_state=True))
             score_state, scores = _state_result(score_task(generations, section.scoring, str(project), return_state=True))
-            logged = log_benchmark_task(run, benchmark.name, generations, scores, section.scoring, loaded["errors"])
+            report = report_task(benchmark.name, generations, scores, section.scoring.in_domain, str(project))
+            logged = log_benchmark_task(run, benchmark.name, report, scores, loaded["errors"])
             summary["benchmarks"][benchmark.name] = {
-                "generations": generations.path, "scores": scores.path,
+                "generations": generations.path, "scores": scores.path, "report": report.path,
                 "generation_state": generation_state, "score_state": score_state,
                 "generation": generations.summary, "load_errors": len(loaded["errors"]),
                 "languages": logged["languages"],

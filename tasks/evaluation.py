@@ -89,28 +89,35 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: 
     return ArtifactRef(str(out), file_fingerprint(out), {"errors": len(result.get("errors", []))})
 
 
+@task(name="report", cache_policy=component_cache_policy("components.reporting"), **CACHED)
+def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, in_domain: list[str],
+                project_dir: str) -> ArtifactRef:
+    """Render the benchmark's metrics, tables and plot into a content-addressed directory."""
+    from components.reporting import write_report
+
+    out = artifact_dir(project_dir, "reports", fingerprint([benchmark, generations.fingerprint,
+                                                             scores.fingerprint, in_domain]))
+    report = write_report(benchmark, generations.path, scores.path, out, in_domain=in_domain)
+    return ArtifactRef(str(out), fingerprint(report.metrics), {"languages": report.language_table})
+
+
 @task(name="log-benchmark", cache_policy=NO_CACHE)
-def log_benchmark_task(run: RunRef, benchmark: str, generations: ArtifactRef, scores: ArtifactRef,
-                       scoring: ScoringSettings, load_errors: list[str]) -> dict:
-    """Log one benchmark's metrics, generations, table and plot to the flow's MLflow run."""
-    from components.reporting import benchmark_report
+def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores: ArtifactRef,
+                       load_errors: list[str]) -> dict:
+    """Upload one rendered benchmark report (metrics, generations, table, plot) to the flow's MLflow run."""
+    from components.reporting import FIGURE_FILE, generations_file, read_report
     from tasks import tracking
 
-    result = json.loads(Path(scores.path).read_text(encoding="utf-8"))
-    generations_rows = [json.loads(line) for line in Path(generations.path).read_text(encoding="utf-8").splitlines()]
-    report = benchmark_report(benchmark, generations_rows, result, in_domain=scoring.in_domain)
-    tracking.log_metrics(run, report.metrics)
-    tracking.log_metrics(run, {f"evaluation/{benchmark}/load_errors": len(load_errors),
-                               f"evaluation/{benchmark}/score_errors": len(result.get("errors", []))})
-    table = report.generations_table(generations_rows, result)
-    out_dir = Path(scores.path).parent
-    table_path = out_dir / f"{benchmark}_generations.jsonl"
-    table_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in table), encoding="utf-8")
-    tracking.log_artifact(run, table_path, f"evaluation/{benchmark}")
-    tracking.log_table(run, report.language_table, f"evaluation/{benchmark}/languages.json")
-    tracking.log_figure(run, report.figure(), f"evaluation/{benchmark}/accuracy_vs_lcpr.png")
+    rendered = read_report(benchmark, report.path)
+    score_errors = scores.summary.get("errors", 0)
+    tracking.log_metrics(run, {**rendered.metrics, f"evaluation/{benchmark}/load_errors": len(load_errors),
+                               f"evaluation/{benchmark}/score_errors": score_errors})
+    out_dir = Path(report.path)
+    tracking.log_artifact(run, out_dir / generations_file(benchmark), f"evaluation/{benchmark}")
+    tracking.log_artifact(run, out_dir / FIGURE_FILE, f"evaluation/{benchmark}")
+    tracking.log_table(run, rendered.language_table, f"evaluation/{benchmark}/languages.json")
     if load_errors:
-        errors_path = out_dir / f"{benchmark}_load_errors.txt"
+        errors_path = Path(scores.path).parent / f"{benchmark}_load_errors.txt"
         errors_path.write_text("\n".join(load_errors) + "\n", encoding="utf-8")
         tracking.log_artifact(run, errors_path, f"evaluation/{benchmark}")
-    return {"metrics": report.metrics, "languages": report.language_table}
+    return {"metrics": rendered.metrics, "languages": rendered.language_table}
