@@ -2,8 +2,11 @@
 
 - ``Completion(text, num_tokens)``: one sample; ``num_tokens`` counts generated
   tokens including the end-of-sequence token, as vLLM's ``len(output.token_ids)`` does.
-- ``Generator``: ``generate(prompts, sampling) -> list[list[Completion]]``, ``n``
-  samples per prompt, in prompt order (lm-eval's ``LM.generate_until`` shape).
+- ``Generator``: ``generate(prompts, sampling, stop=()) -> list[list[Completion]]``,
+  ``n`` samples per prompt, in prompt order (lm-eval's ``LM.generate_until`` shape).
+  ``stop`` strings end a sample early where the backend can (transformers
+  ``stop_strings``, vLLM and OpenAI ``stop``); the text may still contain the stop
+  string, and callers cut it (``truncate_at_stops``), so every backend agrees.
 - ``run_batches``: batching, a tqdm bar with prompts done and tokens/s, and a
   failing batch re-raised as ``GenerationError`` naming the model and batch.
 - ``resolve_model`` / ``model_fingerprint``: where a model's files are, and a
@@ -53,7 +56,8 @@ class GenerationStats:
 class Generator(Protocol):
     name: str
 
-    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+    def generate(self, prompts: list[str], sampling: SamplingSettings,
+                 stop: Sequence[str] = ()) -> list[list[Completion]]:
         ...
 
 
@@ -121,6 +125,25 @@ def count_until_eos(token_ids: Sequence[int], eos_ids: set[int]) -> int:
         if token in eos_ids:
             return position + 1
     return len(token_ids)
+
+
+def generated_length(token_ids: Sequence[int], eos_ids: set[int], pad_id: int | None) -> int:
+    """Tokens a sample generated: up to the first EOS, else without the padding after a stop string.
+
+    ``generate`` pads a sequence that stopped on a stop string (no EOS) with ``pad_id``
+    until the batch ends; those pads were never generated.
+
+    >>> generated_length([5, 6, 2, 0, 0], {2}, 0), generated_length([5, 6, 7, 0, 0], {2}, 0)
+    (3, 3)
+    >>> generated_length([5, 0, 7], {2}, 0)
+    3
+    """
+    count = count_until_eos(token_ids, eos_ids)
+    if pad_id is None or pad_id in eos_ids:
+        return count
+    while count and token_ids[count - 1] == pad_id:
+        count -= 1
+    return count
 
 
 def replicate_greedy(samples: list[Completion], n: int) -> list[Completion]:

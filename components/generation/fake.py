@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Sequence
 
 from components.config import ModelSettings, SamplingSettings
 from components.generation.base import Completion, GenerationStats, run_batches
@@ -55,7 +56,8 @@ class FakeGenerator:
         self.stats: GenerationStats | None = None
         self.fail_batch = _fail_batch(model.model)
 
-    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+    def generate(self, prompts: list[str], sampling: SamplingSettings,
+                 stop: Sequence[str] = ()) -> list[list[Completion]]:
         self.calls += 1
         self.prompts_seen += len(prompts)
         self.cache_dir.mkdir(parents=True, exist_ok=True)

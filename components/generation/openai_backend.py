@@ -24,7 +24,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from components.generation.api_cache import ApiCache, cache_key
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from components.config import ModelSettings, SamplingSettings
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_STOP_STRINGS = 4  # the OpenAI API's limit on ``stop``
 
 
 class MissingApiKeyError(ValueError):
@@ -167,11 +168,17 @@ class OpenAIGenerator:
             self.cache.put(key, entry)
         return entry
 
-    def generate(self, prompts: list[str], sampling: "SamplingSettings") -> list[list[Any]]:
-        """``sampling.n`` completions per prompt, in prompt order."""
+    def generate(self, prompts: list[str], sampling: "SamplingSettings", stop: Sequence[str] = ()) -> list[list[Any]]:
+        """``sampling.n`` completions per prompt, in prompt order.
+
+        ``stop``: the API's ``stop`` takes at most 4 strings (OpenAI's limit); the
+        first 4 are sent, and the caller's cut at every stop string does the rest.
+        """
         from components.generation.base import Completion
 
         parameters = self._parameters(sampling)
+        if stop:
+            parameters["stop"] = list(stop)[:MAX_STOP_STRINGS]
         jobs = [(p, sampling.seed + i) for p in prompts for i in range(sampling.n)]
         with ThreadPoolExecutor(max_workers=self.model.max_concurrency) as pool:
             entries = list(pool.map(lambda job: self._one(job[0], parameters, job[1]), jobs))

@@ -67,8 +67,9 @@ def generate_to_jsonl(
 ) -> GenerationSummary:
     """Generate ``sampling.n`` samples per prompt into ``out_path`` (JSONL, one row per sample).
 
-    ``stop``: completions are cut at the earliest stop string (the base-model
-    few-shot "next question" label); ``num_tokens`` still counts what was generated.
+    ``stop``: the backend stops early at these strings where it can, and completions
+    are cut at the earliest one (the base-model few-shot "next question" label);
+    ``num_tokens`` still counts what was generated.
     """
     if len(items) != len(prompts):
         raise ValueError(f"{len(items)} items but {len(prompts)} prompts")
@@ -86,7 +87,7 @@ def generate_to_jsonl(
     for begin in range(0, len(todo), chunk):
         indices = todo[begin : begin + chunk]
         start = time.perf_counter()
-        samples = generator.generate([prompts[i] for i in indices], sampling)
+        samples = generator.generate([prompts[i] for i in indices], sampling, stop=stop)
         backend_seconds += time.perf_counter() - start
         rows = _rows_for_chunk(items, prompts, indices, samples)
         for row in rows:

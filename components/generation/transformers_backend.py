@@ -6,6 +6,9 @@ pad). Sampling uses a fresh ``GenerationConfig`` and the model's own
 ``generation_config`` is replaced by a neutral one at load, so a checkpoint's
 defaults (Gemma's top_k=64, a repetition penalty) never leak in and the vLLM
 backend (``generation_config="vllm"``) sees the same decoding rule.
+Stop strings end a sample early through ``generate(stop_strings=..., tokenizer=...)``
+(transformers' ``StopStringCriteria``); a stopped sample is padded, not ended by EOS,
+so its token count drops the trailing padding (``generated_length``).
 ``temperature == 0`` is greedy (one decode, copied ``n`` times); otherwise
 ``num_return_sequences=n`` with ``torch.manual_seed(seed + batch_index)``, so
 a run is reproducible for a given batch size. Loads a local directory, a hub
@@ -15,14 +18,14 @@ id, or a GGUF file (``gguf_file=``, dequantized on load).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from components.config import ModelSettings, SamplingSettings
 from components.generation.base import (
     Completion,
     GenerationStats,
-    count_until_eos,
     encode_prompts,
+    generated_length,
     replicate_greedy,
     resolve_model,
     run_batches,
@@ -83,15 +86,17 @@ class TransformersGenerator:
             ids.add(self._tokenizer.eos_token_id)
         return ids
 
-    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+    def generate(self, prompts: list[str], sampling: SamplingSettings,
+                 stop: Sequence[str] = ()) -> list[list[Completion]]:
         self.load()
         results, self.stats = run_batches(
-            prompts, sampling.batch_size, lambda batch, index: self._generate_batch(batch, index, sampling),
+            prompts, sampling.batch_size, lambda batch, index: self._generate_batch(batch, index, sampling, stop),
             model_name=self.settings.model, progress=self.progress,
         )
         return results
 
-    def _generate_batch(self, prompts: list[str], batch_index: int, sampling: SamplingSettings) -> list[list[Completion]]:
+    def _generate_batch(self, prompts: list[str], batch_index: int, sampling: SamplingSettings,
+                        stop: Sequence[str]) -> list[list[Completion]]:
         import torch
         from transformers import GenerationConfig
 
@@ -105,12 +110,14 @@ class TransformersGenerator:
             num_return_sequences=1 if greedy else sampling.n,
             eos_token_id=eos,
             pad_token_id=self._tokenizer.pad_token_id,
+            stop_strings=list(stop) or None,
             **({} if greedy else {"temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": 0}),
         )
         if not greedy:
             torch.manual_seed(sampling.seed + batch_index)
         with torch.inference_mode():
-            output = self._model.generate(**inputs, generation_config=config)
+            output = self._model.generate(**inputs, generation_config=config,
+                                          tokenizer=self._tokenizer if stop else None)
         new_tokens = output[:, inputs["input_ids"].shape[1]:].tolist()
         per_prompt = 1 if greedy else sampling.n
         results = []
@@ -120,7 +127,7 @@ class TransformersGenerator:
         return results
 
     def _completion(self, token_ids: list[int], eos: set[int]) -> Completion:
-        count = count_until_eos(token_ids, eos)
+        count = generated_length(token_ids, eos, self._tokenizer.pad_token_id)
         text = self._tokenizer.decode(token_ids[:count], skip_special_tokens=True)
         return Completion(text=text, num_tokens=count)
 

@@ -16,7 +16,7 @@ vLLM cannot read GGUF on CPU: use a converted directory (``embedded:`` models ar
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from components.config import ModelSettings, SamplingSettings
 from components.generation.base import (
@@ -64,7 +64,8 @@ class VLLMGenerator:
         self.load()
         return self._llm.get_tokenizer()
 
-    def generate(self, prompts: list[str], sampling: SamplingSettings) -> list[list[Completion]]:
+    def generate(self, prompts: list[str], sampling: SamplingSettings,
+                 stop: Sequence[str] = ()) -> list[list[Completion]]:
         import time
 
         from vllm import SamplingParams
@@ -82,6 +83,7 @@ class VLLMGenerator:
                 top_k=0,
                 seed=None if greedy else sampling.seed + index,
                 max_tokens=sampling.max_new_tokens,
+                stop=list(stop) or None,
             )
             for index in range(len(prompts))
         ]

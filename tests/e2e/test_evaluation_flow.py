@@ -41,9 +41,9 @@ def backend_calls(monkeypatch):
         generator = real_build(model, cache_dir)
         real_generate = generator.generate
 
-        def generate(prompts, sampling):
+        def generate(prompts, sampling, **options):
             calls.append(len(prompts))
-            return real_generate(prompts, sampling)
+            return real_generate(prompts, sampling, **options)
 
         generator.generate = generate
         return generator

@@ -85,3 +85,21 @@ def test_seeded_sampling_is_deterministic(vllm_generator):
     assert first != vllm_generator.generate(PROMPTS[:2], sampling.model_copy(update={"seed": 4}))
     assert [len(samples) for samples in first] == [3, 3]
     assert all(0 < c.num_tokens <= 12 for samples in first for c in samples)
+
+
+def test_stop_strings_agree_with_transformers(varied_model, vllm_generator, tmp_path):
+    from components.data.prompts import truncate_at_stops
+
+    sampling = SamplingSettings(max_new_tokens=24, batch_size=4)
+    reference = build_generator(ModelSettings(model=str(varied_model), dtype="float32"), tmp_path)
+    text = reference.generate(PROMPTS[:1], sampling)[0][0].text
+    middle = len(text) // 2
+    stop = text[middle:middle + 3]
+    assert text.find(stop) >= 3, text
+
+    expected = reference.generate(PROMPTS, sampling, stop=[stop])
+    got = vllm_generator.generate(PROMPTS, sampling, stop=[stop])
+
+    assert got[0][0].num_tokens < 24
+    assert [truncate_at_stops(s[0].text, [stop]) for s in got] == [truncate_at_stops(s[0].text, [stop]) for s in expected]
+    assert [s[0].num_tokens for s in got] == [s[0].num_tokens for s in expected]

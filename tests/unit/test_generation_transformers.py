@@ -98,3 +98,37 @@ def test_load_tokenizer_reads_the_model_directory(tiny_model_dir, tmp_path):
 
     tokenizer = load_tokenizer(ModelSettings(model=str(tiny_model_dir)), tmp_path)
     assert tokenizer.eos_token == "<|im_end|>" and tokenizer.chat_template
+
+
+def _stop_inside(generator, text: str) -> str | None:
+    """Two decoded tokens with letters, first met after the third token and before the last two."""
+    ids = generator.tokenizer(text, add_special_tokens=False)["input_ids"]
+    decode = generator.tokenizer.decode
+    for k in range(3, len(ids) - 2):
+        piece = decode(ids[k:k + 2])
+        if any(c.isalpha() for c in piece) and piece not in decode(ids[:k + 1]):
+            return piece
+    return None
+
+
+def test_stop_strings_end_a_sample_early_and_count_only_generated_tokens(generator):
+    # seeded sampling (greedy on random weights repeats one token): the same draws up to the stop
+    runs = ((SamplingSettings(temperature=1.0, seed=seed, max_new_tokens=16, batch_size=2), seed) for seed in range(20))
+    for sampling, _ in runs:
+        free = generator.generate(PROMPTS[:2], sampling)
+        stop = _stop_inside(generator, free[0][0].text)
+        if stop:
+            break
+    assert stop, "no usable stop string in 20 seeds"
+    full = free[0][0]
+
+    stopped = generator.generate(PROMPTS[:2], sampling, stop=[stop])
+
+    first = stopped[0][0]
+    assert first.num_tokens < full.num_tokens
+    assert stop in first.text and full.text.startswith(first.text)
+    # the other prompt of the batch ran on until it met the stop string, EOS or its budget
+    other = stopped[1][0]
+    assert stop in other.text or other == free[1][0]
+    if other.num_tokens > first.num_tokens:  # the batch ran on: the stopped sample was padded
+        assert first.num_tokens <= full.num_tokens - 2  # and its padding is not counted

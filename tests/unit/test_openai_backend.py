@@ -157,3 +157,12 @@ def test_api_cache_round_trip(tmp_path):
     assert cache.get(key) == {"text": "x", "num_tokens": 1} and len(cache) == 1
     assert (cache.hits, cache.misses) == (1, 1)
     assert key != cache_key("m", "p", {"temperature": 0.5}, 3) != cache_key("m2", "p", {"temperature": 1.0}, 3)
+
+
+def test_stop_strings_are_sent_up_to_the_api_limit(tmp_path):
+    stops = ["\nQuestion", "\n問題", "\nคำถาม", "\nFrage", "\nPregunta"]
+    with ScriptedAPI([]) as api:
+        make(api, tmp_path / "a").generate(["p"], SamplingSettings(n=1, max_new_tokens=4), stop=stops)
+        make(api, tmp_path / "b").generate(["p"], SamplingSettings(n=1, max_new_tokens=4))
+    assert api.requests[0]["stop"] == stops[:4]
+    assert "stop" not in api.requests[1]
