@@ -151,16 +151,14 @@ def generations_file(benchmark: str) -> str:
     return f"{benchmark}_generations.jsonl"
 
 
-def _read_jsonl(path: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def write_report(benchmark: str, generations_path: str | Path, scores_path: str | Path, out_dir: str | Path,
                  in_domain: Sequence[str]) -> BenchmarkReport:
     """Render one benchmark's report into ``out_dir``: metrics, language table, generations, PNG."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    generations = _read_jsonl(generations_path)
+    from components.scoring import read_jsonl_rows
+
+    generations = [row for _, row in read_jsonl_rows(generations_path)[0]]  # bad lines: counted by scoring
     result = json.loads(Path(scores_path).read_text(encoding="utf-8"))
     report = benchmark_report(benchmark, generations, result, in_domain=in_domain)
     table = report.generations_table(generations, result)

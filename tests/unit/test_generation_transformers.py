@@ -113,8 +113,8 @@ def _stop_inside(generator, text: str) -> str | None:
 
 def test_stop_strings_end_a_sample_early_and_count_only_generated_tokens(generator):
     # seeded sampling (greedy on random weights repeats one token): the same draws up to the stop
-    runs = ((SamplingSettings(temperature=1.0, seed=seed, max_new_tokens=16, batch_size=2), seed) for seed in range(20))
-    for sampling, _ in runs:
+    for seed in range(20):
+        sampling = SamplingSettings(temperature=1.0, seed=seed, max_new_tokens=16, batch_size=2)
         free = generator.generate(PROMPTS[:2], sampling)
         stop = _stop_inside(generator, free[0][0].text)
         if stop:
