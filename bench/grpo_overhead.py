@@ -40,8 +40,8 @@ QUESTIONS = [
 
 
 def make_job(work: Path, reward: str, args: argparse.Namespace):
-    from components.config import GRPOStageSettings
-    from components.training.grpo import GRPOJob
+    from components.settings import GRPOStageSettings
+    from components.training.runner import TrainingJob
 
     data = work / "data.jsonl"
     if not data.is_file():
@@ -49,10 +49,11 @@ def make_job(work: Path, reward: str, args: argparse.Namespace):
         data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     params = {"require_think": False} if reward == "pcs" else {}
     settings = GRPOStageSettings(
+        model={"model": str(work / "model"), "device": "cpu", "dtype": "float32"}, dataset=str(data),
         rewards=[{"name": reward, "params": params}], max_steps=args.steps, per_device_train_batch_size=8,
-        num_generations=4, max_completion_length=args.completion_tokens, temperature=1.0, beta=0.001,
-        save_steps=10_000, device="cpu", dtype="float32", resume=False, seed=0, audit={"enabled": False})
-    return GRPOJob(settings=settings, model=str(work / "model"), dataset=str(data))
+        sampling={"n": 4, "max_new_tokens": args.completion_tokens, "temperature": 1.0, "seed": 0}, beta=0.001,
+        save_steps=10_000, resume=False, audit={"enabled": False})
+    return TrainingJob(stage="grpo", grpo=settings, model=str(work / "model"), dataset=str(data))
 
 
 def step_times(work: Path, reward: str, args: argparse.Namespace) -> list[float]:

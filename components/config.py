@@ -1,15 +1,14 @@
-"""Typed, frozen profile settings: one YAML profile -> one validated ``Profile``.
+"""Profiles from YAML: loading, dotted ``key=value`` overrides, fingerprints, flattening.
 
-House rules (ARCHITECTURE.md, habit 4): every section rejects unknown keys
-(pydantic ``extra="forbid"``, as lighteval's ``ModelConfig`` does), dotted
-``key=value`` overrides are applied before validation, every error is reported
-at once, and section classes end in ``Settings`` so they never shadow trl's
-``SFTConfig``/``GRPOConfig``. ``fingerprint`` gives a stable content hash used
-in cache keys.
+The section classes and every rule they check live in ``components.settings``;
+this module only turns text into a validated ``Profile`` and reports every
+problem at once, naming the file and each bad key. Overrides are applied to the
+raw mapping before validation (``evaluation.sampling.n=4``,
+``evaluation.benchmarks.0.limit=3``); values are parsed as YAML.
 
->>> p = load_profile_dict({"name": "t"}, ["evaluation.sampling.n=2"])
->>> p.evaluation.sampling.n
-2
+>>> p = load_profile_dict({"name": "t"}, ["tracking.experiment=demo"])
+>>> p.tracking.experiment
+'demo'
 """
 
 from __future__ import annotations
@@ -20,61 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
-from components.settings_shared import (  # re-exported: the profile's section classes
-    BenchmarkSettings,
-    EvaluationSettings,
-    ModelSettings,
-    ProfileError,
-    PromptSettings,
-    SamplingSettings,
-    ScoringSettings,
-    StrictSettings,
-    TrackingSettings,
-)
-from components.settings_stages import (  # re-exported: the stage sections
-    AuditSettings,
-    DataSettings,
-    DataSourceSettings,
-    GRPOStageSettings,
-    RejectionSettings,
-    SFTSettings,
-    TraceSettings,
-    TranslationSettings,
-)
+from components.settings import Profile, ProfileError, cache_view
 
-
-__all__ = [
-    "AuditSettings", "BenchmarkSettings", "DataSettings", "DataSourceSettings", "EvaluationSettings",
-    "GRPOStageSettings", "ModelSettings", "Profile", "ProfileError", "PromptSettings", "RejectionSettings",
-    "SFTSettings", "SamplingSettings", "ScoringSettings", "StrictSettings", "TraceSettings", "TrackingSettings",
-    "TranslationSettings", "apply_override", "fingerprint", "flatten", "load_profile", "load_profile_dict",
-    "parse_override",
-]
-
-
-class Profile(StrictSettings):
-    """A whole experiment. Stages that are ``None`` are not run."""
-
-    name: str
-    project_dir: str | None = None
-    tracking: TrackingSettings = Field(default_factory=TrackingSettings)
-    evaluation: EvaluationSettings | None = None
-    audit: AuditSettings | None = None
-    data: DataSettings | None = None
-    sft: SFTSettings | None = None
-    grpo: GRPOStageSettings | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_simple(cls, value: str) -> str:
-        if not value or any(c in value for c in "/\\ "):
-            raise ValueError("name must be non-empty, without spaces or slashes")
-        return value
-
-
-# ---------------------------------------------------------------- loading
+__all__ = ["apply_override", "fingerprint", "flatten", "format_validation_error", "load_profile",
+           "load_profile_dict", "parse_override"]
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -89,32 +39,48 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     path = [part for part in key.strip().split(".") if part]
     if not path:
         raise ProfileError(f"override {text!r} has an empty key")
-    return path, yaml.safe_load(raw) if raw.strip() else None
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as error:
+        problem = str(error).splitlines()[0]
+        raise ProfileError(f"override {text!r}: the value is not valid YAML ({problem})") from None
+    return path, value
 
 
-def apply_override(data: dict, path: list[str], value: Any) -> None:
-    """Set ``value`` at ``path`` in nested dicts/lists (list indices are integers)."""
+def apply_override(data: dict, path: list[str], value: Any, text: str = "") -> None:
+    """Set ``value`` at ``path`` in nested dicts/lists (list indices are integers); ``ProfileError`` names a bad path."""
     node: Any = data
-    for depth, part in enumerate(path[:-1]):
-        nxt = path[depth + 1]
+    for depth, part in enumerate(path):
+        last = depth == len(path) - 1
+        where = ".".join(path[: depth + 1])
         if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ProfileError(f"override {text or '.'.join(path)!r}: {where} is not an index of a list of "
+                                   f"{len(node)} item(s)")
+            if last:
+                node[int(part)] = value
+                return
             node = node[int(part)]
-            continue
-        if node.get(part) is None:
-            node[part] = [] if nxt.isdigit() else {}
-        node = node[part]
-    last = path[-1]
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+                return
+            if node.get(part) is None:
+                node[part] = [] if path[depth + 1].isdigit() else {}
+            node = node[part]
+        else:
+            raise ProfileError(f"override {text or '.'.join(path)!r}: {'.'.join(path[:depth])} holds "
+                               f"{node!r}, which has no key {part!r}")
 
 
-def _format_errors(source: str, error: ValidationError) -> str:
+def format_validation_error(source: str, error: ValidationError) -> str:
+    """Every problem of a validation error on its own line, each named by its dotted key."""
     lines = [f"{source}: {error.error_count()} invalid setting(s)"]
     for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"])
-        lines.append(f"  - {where}: {item['msg']}")
+        where = ".".join(str(p) for p in item["loc"]) or "(profile)"
+        message = item["msg"].removeprefix("Value error, ")
+        for number, text in enumerate(message.splitlines()):
+            lines.append(f"  - {where}: {text}" if number == 0 else f"      {text}")
     return "\n".join(lines)
 
 
@@ -123,48 +89,47 @@ def load_profile_dict(data: dict, overrides: list[str] | None = None, source: st
     data = json.loads(json.dumps(data))  # deep copy, plain types only
     for text in overrides or []:
         path, value = parse_override(text)
-        apply_override(data, path, value)
+        apply_override(data, path, value, text)
     try:
-        profile = Profile.model_validate(data)
+        return Profile.model_validate(data)
     except ValidationError as error:
-        raise ProfileError(_format_errors(source, error)) from None
-    check_registries(profile, source)
-    return profile
+        raise ProfileError(format_validation_error(source, error)) from None
 
 
-def load_profile(path: str | Path, overrides: list[str] | None = None) -> Profile:
-    """Read a YAML profile, apply ``key=value`` overrides, validate everything."""
+def read_profile_file(path: str | Path) -> dict:
+    """The raw mapping of a YAML profile (``name`` defaults to the file's stem)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile") from None
+    except IsADirectoryError:
+        raise ProfileError(f"{path}: is a directory, not a profile") from None
+    except UnicodeDecodeError as error:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     except yaml.YAMLError as error:
         raise ProfileError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"{path}: a profile must be a mapping at the top level")
     data.setdefault("name", path.stem)
-    return load_profile_dict(data, overrides, source=str(path))
+    return data
 
 
-def check_registries(profile: Profile, source: str) -> None:
-    """Check every registry name the profile uses; report all unknown names at once."""
-    from components.registry_checks import registry_problems
-
-    problems = registry_problems(profile)
-    if problems:
-        header = f"{source}: {len(problems)} profile problem(s) (registry names, cross-section checks)"
-        raise ProfileError("\n".join([header] + [f"  - {p}" for p in problems]))
+def load_profile(path: str | Path, overrides: list[str] | None = None) -> Profile:
+    """Read a YAML profile, apply ``key=value`` overrides, validate everything."""
+    return load_profile_dict(read_profile_file(path), overrides, source=str(path))
 
 
 def fingerprint(value: Any) -> str:
-    """Stable sha256 of a settings object, dict or list (key order does not matter).
+    """Stable sha256 of settings, dicts and lists (key order does not matter).
+
+    Settings enter by their cache view: a section's operational fields (a timeout,
+    a thread count) are left out, so they never change a key.
 
     >>> fingerprint({"a": 1, "b": 2}) == fingerprint({"b": 2, "a": 1})
     True
     """
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
+    value = cache_view(value)
     payload = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

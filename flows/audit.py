@@ -15,7 +15,9 @@ from pathlib import Path
 from prefect import flow
 
 from components.audit.stress import TABLE_PATH
-from components.config import Profile, ProfileError, flatten
+from components.config import flatten
+from components.settings import Profile, ProfileError
+from flows.runtime import prepared
 from tasks import tracking
 from tasks.audit import (
     combine_generations_task,
@@ -33,14 +35,10 @@ from tasks.audit import (
 from tasks.caching import ArtifactRef
 
 
-def _project_file(project: Path, path: str) -> Path:
-    return Path(path) if Path(path).is_absolute() else project / path
-
-
 def _generations(profile: Profile, project: Path) -> ArtifactRef:
     """The audited rows: the configured artifact, or fresh generations of every evaluation benchmark."""
     if profile.audit.generations:
-        return file_ref(_project_file(project, profile.audit.generations))
+        return file_ref(profile.audit.generations)
     from flows.evaluation import run_evaluation
 
     evaluation = run_evaluation(profile)
@@ -54,7 +52,7 @@ def _number_only(profile: Profile, generations: ArtifactRef, project: Path) -> A
     if not settings.probe:
         return None
     if settings.number_only_generations:
-        return file_ref(_project_file(project, settings.number_only_generations))
+        return file_ref(settings.number_only_generations)
     if profile.evaluation is None:
         return None
     return number_only_generation_task(generations, profile.evaluation.model, profile.evaluation.sampling, str(project))
@@ -66,12 +64,13 @@ def audit_flow(profile: Profile) -> dict:
     settings = profile.audit
     if settings is None:
         raise ProfileError(f"profile {profile.name!r} has no audit section")
-    project = Path(profile.project_dir or ".").resolve()
+    profile, project = prepared(profile)
+    settings = profile.audit
     run = tracking.open_run(profile.tracking, project, f"{profile.name}-audit", params=flatten(profile),
                             tags={"polyreason.stage": "audit"})
     try:
         generations = _generations(profile, project)
-        table = file_ref(_project_file(project, settings.stress_table) if settings.stress_table else TABLE_PATH)
+        table = file_ref(settings.stress_table or TABLE_PATH)
         stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,
                              settings.stress_golds, str(project))
         judged = judge_task(generations, settings.proxies, settings.reference, str(project))

@@ -32,7 +32,8 @@ def _emit(result: dict, out: Optional[Path]) -> None:
 
 
 def _load(profile: Path, overrides: list[str], project_dir: Path):
-    from components.config import ProfileError, load_profile
+    from components.config import load_profile
+    from components.settings import ProfileError
 
     try:
         return load_profile(profile, overrides)

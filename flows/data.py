@@ -17,16 +17,14 @@ from pathlib import Path
 
 from prefect import flow
 
-from components.config import Profile, ProfileError, flatten
+from components.config import flatten
+from components.settings import Profile, ProfileError
+from flows.runtime import prepared
 from components.data.datasets import require_rows, summary_metrics
 from tasks import tracking
 from tasks.data import (
     log_tables_task, model_identity_task, rl_set_task, source_identity_task, source_task, traces_task, translate_task,
 )  # fmt: skip
-
-
-def project_dir_of(profile: Profile) -> Path:
-    return Path(profile.project_dir or ".").resolve()
 
 
 def _report(run, step: str, ref) -> dict:
@@ -36,7 +34,7 @@ def _report(run, step: str, ref) -> dict:
 
 def sft_dataset(profile: Profile, run) -> dict:
     """Source, translation and trace steps (cached tasks); returns per-step reports and the SFT table ref."""
-    data, project = profile.data, project_dir_of(profile)
+    data, project = profile.data, Path(profile.project_dir)
     cache_dir = str(project / ".cache")
     source = source_task(data.source, source_identity_task(data.source, str(project)), str(project))
     report = {"source": _report(run, "source", source)}
@@ -55,7 +53,7 @@ def sft_dataset(profile: Profile, run) -> dict:
 
 def rl_dataset(profile: Profile, run, sft_data, policy) -> dict:
     """Rejection sampling over the SFT set with ``policy`` (a ``ModelSettings``)."""
-    data, project = profile.data, project_dir_of(profile)
+    data, project = profile.data, Path(profile.project_dir)
     cache_dir = str(project / ".cache")
     identity = model_identity_task(policy, cache_dir)
     rl = rl_set_task(data.rejection, data.traces.verifier, data.languages, sft_data, policy, identity,
@@ -68,7 +66,8 @@ def data_flow(profile: Profile) -> dict:
     """Build the SFT set (and the RL set when a policy model is given); returns the step reports."""
     if profile.data is None:
         raise ProfileError(f"profile {profile.name!r} has no data section")
-    run = tracking.open_run(profile.tracking, project_dir_of(profile), f"{profile.name}-data",
+    profile, project = prepared(profile)
+    run = tracking.open_run(profile.tracking, project, f"{profile.name}-data",
                             params=flatten(profile), tags={"polyreason.stage": "data"})  # fmt: skip
     try:
         built = sft_dataset(profile, run)

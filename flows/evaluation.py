@@ -12,7 +12,9 @@ from pathlib import Path
 
 from prefect import flow
 
-from components.config import Profile, ProfileError, flatten
+from components.config import flatten
+from components.settings import Profile, ProfileError
+from flows.runtime import prepared
 from tasks import tracking
 from tasks.evaluation import (
     build_prompts_task,
@@ -25,10 +27,6 @@ from tasks.evaluation import (
 from tasks.models import resolve_model_task
 
 
-def project_dir_of(profile: Profile) -> Path:
-    return Path(profile.project_dir or ".").resolve()
-
-
 def _state_result(state):
     return state.name, state.result()
 
@@ -39,7 +37,7 @@ def evaluation_flow(profile: Profile) -> dict:
     section = profile.evaluation
     if section is None or not section.benchmarks:
         raise ProfileError(f"profile {profile.name!r} has no evaluation.benchmarks")
-    project = project_dir_of(profile)
+    profile, project = prepared(profile)
     cache_dir = str(project / ".cache")
     run = tracking.open_run(profile.tracking, project, f"{profile.name}-evaluation",
                             params=flatten(profile), tags={"polyreason.stage": "evaluation"})

@@ -18,46 +18,38 @@ from pathlib import Path
 
 from prefect import flow
 
-from components.config import GRPOStageSettings, ModelSettings, Profile, ProfileError, flatten
-from flows.data import project_dir_of
+from components.config import flatten
+from components.settings import GRPOStageSettings, Profile, ProfileError
+from flows.runtime import prepared
 from tasks import tracking
 from tasks.grpo import audit_rollouts_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task
 from tasks.models import resolve_model_task
 
 
-def _absolute(project: Path, path: str | None) -> str | None:
-    return None if path is None else str(Path(path) if Path(path).is_absolute() else project / path)
-
-
-def _model(project: Path, model: str | None) -> str | None:
-    """A model directory relative to the project becomes absolute; hub ids and ``embedded:`` stay."""
-    return str(project / model) if model and not Path(model).is_absolute() and (project / model).is_dir() else model
-
-
 def _upstream(profile: Profile, project: Path) -> dict:
-    """Model, adapter, dataset and audit rollouts: from the section, else from the data + SFT flow."""
+    """Model (with the SFT adapter), dataset and audit rollouts: from the section, else from the data + SFT flow."""
     section, cache_dir = profile.grpo, str(project / ".cache")
-    found = {"model": _model(project, section.model), "adapter": _absolute(project, section.adapter),
-             "dataset": _absolute(project, section.dataset), "rollouts": _absolute(project, section.audit.rollouts)}
-    if section.model is None or section.dataset is None:
-        if profile.sft is None or profile.data is None:
-            raise ProfileError(f"profile {profile.name!r}: grpo needs model and dataset, or data and sft sections")
+    model = section.model
+    found = {"dataset": section.dataset, "rollouts": section.audit.rollouts}
+    if model is None or section.dataset is None:
         from flows.sft import run_sft
 
         earlier = run_sft(profile)
         rl_set = Path(earlier["rejection"]["path"])
-        found["model"] = found["model"] or profile.sft.model.model
-        found["adapter"] = found["adapter"] or f"{earlier['sft']['path']}/adapter"
-        found["dataset"] = found["dataset"] or str(rl_set)
-        found["rollouts"] = found["rollouts"] or str(rl_set.parent / "rollouts.parquet")
-    found["base"] = resolve_model_task(ModelSettings(backend="transformers", model=found["model"]), cache_dir)
+        if profile.sft is not None:
+            model = (model or profile.sft.model).model_copy(update={"adapter": earlier["sft"]["result"]["adapter_dir"]})
+        found["dataset"] = found["dataset"] or rl_set
+        found["rollouts"] = found["rollouts"] or rl_set.parent / "rollouts.parquet"
+    found["model"] = model
+    found["base"] = resolve_model_task(found["model"], cache_dir)
     return found
 
 
 def _section(profile: Profile, found: dict) -> GRPOStageSettings:
-    """The section with the resolved audit rollouts (what the tasks read)."""
-    audit = profile.grpo.audit.model_copy(update={"rollouts": found["rollouts"]})
-    return profile.grpo.model_copy(update={"audit": audit})
+    """The section with the resolved model, dataset and audit rollouts (what the tasks read)."""
+    rollouts = str(found["rollouts"]) if found["rollouts"] else None
+    audit = profile.grpo.audit.model_copy(update={"rollouts": rollouts})
+    return profile.grpo.model_copy(update={"audit": audit, "model": found["model"], "dataset": str(found["dataset"])})
 
 
 @flow(name="polyreason-grpo")
@@ -65,18 +57,18 @@ def grpo_flow(profile: Profile) -> dict:
     """Audit the reward, train with GRPO, log everything; returns the stage summary."""
     if profile.grpo is None:
         raise ProfileError(f"profile {profile.name!r} has no grpo section")
-    project = project_dir_of(profile)
+    profile, project = prepared(profile)
     found = _upstream(profile, project)
     section = _section(profile, found)
     run = tracking.open_run(profile.tracking, project, f"{profile.name}-grpo", params=flatten(section, "grpo."),
                             tags={"polyreason.stage": "grpo"})  # fmt: skip
     try:
-        inputs = grpo_inputs_task(found["base"], found["dataset"], found["adapter"])
+        inputs = grpo_inputs_task(section, found["base"], section.dataset)
         audit = None
         if section.audit.enabled:
-            rollouts = audit_rollouts_task(section, inputs, str(project))
-            audit = reward_audit_task(run, section, inputs, rollouts)
-        trained = grpo_train_task(section, inputs, str(project))
+            rollouts = audit_rollouts_task(inputs, str(project))
+            audit = reward_audit_task(run, inputs, rollouts)
+        trained = grpo_train_task(inputs, str(project))
         logged = log_grpo_task(run, trained)
     except BaseException:
         tracking.finish_run(run, "FAILED")

@@ -40,3 +40,12 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
     return paths
+
+
+def prepared(profile):
+    """The profile with every relative path made absolute against its project directory, and that directory.
+
+    Every flow starts here, so tasks and components only ever see absolute paths.
+    """
+    profile = profile.with_absolute_paths()
+    return profile, Path(profile.project_dir)

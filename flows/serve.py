@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from components.config import Profile, load_profile
+from components.config import load_profile
+from components.settings import Profile
 
 STAGE_FLOWS = {
     "evaluation": ("flows.evaluation", "evaluation_flow"),

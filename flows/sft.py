@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from prefect import flow
 
-from components.config import Profile, ProfileError, flatten
+from components.config import flatten
+from components.settings import Profile, ProfileError
 from components.training.sft import policy_model
-from flows.data import project_dir_of, rl_dataset, sft_dataset
+from flows.data import rl_dataset, sft_dataset
+from flows.runtime import prepared
 from tasks import tracking
 from tasks.models import resolve_model_task
 from tasks.sft import log_sft_task, sft_task
@@ -25,7 +27,7 @@ def sft_flow(profile: Profile) -> dict:
     """Train a LoRA adapter on the kept traces; returns the data reports, the SFT result and the RL set."""
     if profile.sft is None or profile.data is None:
         raise ProfileError(f"profile {profile.name!r} needs both a data and an sft section")
-    project = project_dir_of(profile)
+    profile, project = prepared(profile)
     run = tracking.open_run(profile.tracking, project, f"{profile.name}-sft", params=flatten(profile),
                             tags={"polyreason.stage": "sft"})  # fmt: skip
     try:
@@ -37,7 +39,8 @@ def sft_flow(profile: Profile) -> dict:
                    "sft": {"path": trained.path, "result": trained.summary, **logged}}  # fmt: skip
         rejection = profile.data.rejection
         if rejection is not None:
-            policy = rejection.policy or policy_model(profile.sft.model, profile.sft.template, f"{trained.path}/merged")
+            policy = rejection.policy or policy_model(profile.sft.model, profile.sft.template, base["path"],
+                                                      trained.summary["adapter_dir"])
             summary["rejection"] = rl_dataset(profile, run, built["sft"], policy)
     except BaseException:
         tracking.finish_run(run, "FAILED")

@@ -16,12 +16,12 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from components.audit import steps
-from components.config import ModelSettings, SamplingSettings, fingerprint
+from components.config import fingerprint
+from components.settings import ModelSettings, SamplingSettings
 from tasks import tracking
-from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 
 POLICY = component_cache_policy("components.audit", "components.verification", "components.numbers")
-CACHED = dict(cache_policy=POLICY, persist_result=True)
 
 
 def file_ref(path: str | Path, summary: dict | None = None) -> ArtifactRef:
@@ -33,7 +33,7 @@ def _out(project_dir: str, step: str, *keys) -> Path:
     return artifact_dir(project_dir, f"audit/{step}", fingerprint([step, *keys]))
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def stress_task(table: ArtifactRef, verifiers: list[str], languages: list[str], golds: list[str] | None,
                 project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "stress", table.fingerprint, verifiers, languages, golds)
@@ -41,21 +41,21 @@ def stress_task(table: ArtifactRef, verifiers: list[str], languages: list[str], 
     return ArtifactRef(str(out / "stress.json"), file_fingerprint(out / "stress.json"), summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def judge_task(generations: ArtifactRef, proxies: list[str], reference: str, project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "judgements", generations.fingerprint, proxies, reference)
     summary = steps.judge_generations(generations.path, out, proxies=proxies, reference=reference)
     return ArtifactRef(summary["judgements"], file_fingerprint(summary["judgements"]), summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def diagnostics_task(judgements: ArtifactRef, proxies: list[str], project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "diagnostics", judgements.fingerprint, proxies)
     summary = steps.diagnostics_step(judgements.path, out, proxies=proxies)
     return ArtifactRef(str(out / "diagnostics.json"), judgements.fingerprint, summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def number_only_generation_task(generations: ArtifactRef, model: ModelSettings, sampling: SamplingSettings,
                                 project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "number_only", generations.fingerprint, model, sampling)
@@ -64,21 +64,21 @@ def number_only_generation_task(generations: ArtifactRef, model: ModelSettings, 
     return file_ref(summary["path"], summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def probe_task(standard: ArtifactRef, number_only: ArtifactRef, proxies: list[str], project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "probe", standard.fingerprint, number_only.fingerprint, proxies)
     summary = steps.probe_step(standard.path, number_only.path, out, proxies=proxies)
     return ArtifactRef(str(out / "probe.json"), fingerprint([standard.fingerprint, number_only.fingerprint]), summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def selection_task(judgements: ArtifactRef, project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "selection", judgements.fingerprint)
     summary = steps.selection_step(judgements.path, out)
     return ArtifactRef(str(out / "selection.json"), judgements.fingerprint, summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def guard_task(generations: ArtifactRef, verifier: str, metric: str, warn_vlb: float, fail_vlb: float,
                reference: str) -> ArtifactRef:
     summary = steps.guard_step(generations.path, verifier=verifier, metric=metric, warn_vlb=warn_vlb,
@@ -86,7 +86,7 @@ def guard_task(generations: ArtifactRef, verifier: str, metric: str, warn_vlb: f
     return ArtifactRef(generations.path, generations.fingerprint, summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def figure_task(diagnostics: ArtifactRef, stress: ArtifactRef | None, selection: ArtifactRef | None,
                 project_dir: str) -> ArtifactRef:
     keys = [ref.fingerprint if ref else None for ref in (diagnostics, stress, selection)]
@@ -96,7 +96,7 @@ def figure_task(diagnostics: ArtifactRef, stress: ArtifactRef | None, selection:
     return ArtifactRef(summary["figure"], file_fingerprint(summary["figure"]), summary)
 
 
-@task(**CACHED)
+@task(cache_policy=POLICY, **CACHED)
 def combine_generations_task(generations: list[ArtifactRef], project_dir: str) -> ArtifactRef:
     if len(generations) == 1:
         return generations[0]

@@ -1,23 +1,38 @@
-"""Caching that tells the truth (ARCHITECTURE.md, habit 3).
+"""Caching that tells the truth: a task's key is what decides its output, and nothing else.
 
 Prefect's ``TASK_SOURCE`` hashes only the task function's body and its
 ``DEFAULT`` policy includes the flow-run id, which defeats reuse across runs.
-``ComponentSource`` adds a hash of the source files of the component modules a
-task calls, so editing a scorer re-scores while generation stays cached; the
-task's own inputs (settings sections, upstream ``ArtifactRef`` fingerprints)
-come from Prefect's ``INPUTS``. Results persist under a project-local store.
+The key here is:
+
+* the task's inputs, with each settings section reduced to its cache view
+  (``components.settings.cache_view``: the fields a section declares
+  ``OPERATIONAL`` — a timeout, a thread count — are left out, every other field
+  counts) and upstream ``ArtifactRef``s entering by path and content fingerprint;
+* the task's own source;
+* the source files of the component modules the task calls, so editing a scorer
+  re-scores while generation stays cached.
+
+Results persist in the project-local store (``PREFECT_RESULTS_LOCAL_STORAGE_PATH``);
+outputs go to content-addressed directories ``artifacts/<stage>/<fp[:12]>/``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from prefect.cache_policies import INPUTS, TASK_SOURCE, CachePolicy
+from prefect.cache_policies import TASK_SOURCE, CachePolicy
+from pydantic import BaseModel
+
+from components.settings import StrictSettings, cache_view
+
+CACHED = {"persist_result": True, "cache_expiration": None}
 
 
 @lru_cache(maxsize=None)
@@ -31,6 +46,37 @@ def module_source_hash(module_name: str) -> str:
         digest.update(file.name.encode())
         digest.update(file.read_bytes())
     return digest.hexdigest()
+
+
+def canonical_input(value: Any) -> Any:
+    """A task input as JSON data: settings by their cache view, artifacts by identity, dataclasses field by field."""
+    if isinstance(value, StrictSettings):
+        return cache_view(value)
+    if isinstance(value, ArtifactRef):  # content identity; the summary is derived from it
+        return {"path": value.path, "fingerprint": value.fingerprint}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: canonical_input(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [canonical_input(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): canonical_input(item) for key, item in value.items()}
+    if isinstance(value, BaseModel):  # e.g. a job that carries settings: field by field, so they keep their view
+        return {name: canonical_input(value.__dict__[name]) for name in type(value).model_fields}
+    return value
+
+
+def inputs_key(inputs: dict[str, Any]) -> str:
+    """sha256 of the canonical inputs (key order does not matter)."""
+    payload = json.dumps(canonical_input(inputs), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class SettingsInputs(CachePolicy):
+    """Cache-key part: the task's inputs, settings by their cache view."""
+
+    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str:
+        return inputs_key(inputs or {})
 
 
 @dataclass
@@ -48,8 +94,8 @@ class ComponentSource(CachePolicy):
 
 
 def component_cache_policy(*modules: str) -> CachePolicy:
-    """Task inputs + the task's own source + the source of the components it calls."""
-    return INPUTS + TASK_SOURCE + ComponentSource(modules=tuple(modules))
+    """Task inputs (settings by their cache view) + the task's own source + the source of the components it calls."""
+    return SettingsInputs() + TASK_SOURCE + ComponentSource(modules=tuple(modules))
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,11 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from components.config import (
-    DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings, fingerprint,
-)  # fmt: skip
-from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from components.config import fingerprint
+from components.settings import DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings
+from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 from tasks.tracking import RunRef
 
-CACHED = {"persist_result": True, "cache_expiration": None}
 DATA_COMPONENTS = ("components.data", "components.verification", "components.language", "components.metrics",
                    "components.numbers", "components.generation")  # fmt: skip
 

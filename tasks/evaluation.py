@@ -16,11 +16,10 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from components.config import BenchmarkSettings, ModelSettings, PromptSettings, SamplingSettings, ScoringSettings, fingerprint
-from tasks.caching import ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from components.config import fingerprint
+from components.settings import BenchmarkSettings, ModelSettings, PromptSettings, SamplingSettings, ScoringSettings
+from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 from tasks.tracking import RunRef
-
-CACHED = {"persist_result": True, "cache_expiration": None}
 
 
 @task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"), **CACHED)
@@ -38,16 +37,18 @@ def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
 @task(name="build-prompts", cache_policy=component_cache_policy("components.data.prompts"), **CACHED)
 def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSettings, model_path: str) -> dict:
     """Prompts in item order (chat template applied for chat models) and the stop strings they need."""
+    from components.data.datasets import LOCAL_BACKENDS
     from components.data.prompts import build_prompts, stop_sequences
     from components.records import BenchmarkItem
 
+    records = [BenchmarkItem.from_dict(item) for item in items]
+    template = model.chat and model.backend in LOCAL_BACKENDS  # an API applies its template server-side
     tokenizer = None
-    if model.chat:
+    if template:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(model_path)
-    records = [BenchmarkItem.from_dict(item) for item in items]
-    prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=model.chat, thinking=model.thinking)
+    prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=template, thinking=model.thinking)
     return {"prompts": prompts, "stop": stop_sequences(records, prompt, chat=model.chat)}
 
 

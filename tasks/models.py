@@ -7,7 +7,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from components.config import ModelSettings
+from components.settings import ModelSettings
 
 
 @task(name="resolve-model", cache_policy=NO_CACHE)

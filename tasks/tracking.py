@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
-from components.config import TrackingSettings, flatten  # noqa: E402
+from components.config import flatten
+from components.settings import TrackingSettings
 
 FORBIDDEN_METRIC_CHARS = "@&"
 MAX_PARAM_VALUE = 6000

@@ -1,4 +1,4 @@
-"""The data-construction stages as functions over parquet tables (issue 5, steps 1-5).
+"""The data-construction stages as functions over parquet tables (AdaMame §3.1 and §3.3).
 
 Each ``build_*`` reads its inputs from paths, writes its tables as parquet under
 the ``out_dir`` it is given and returns a JSON-ready summary (counts, retention,
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from components.config import (
+    from components.settings import (
         DataSourceSettings, ModelSettings, PromptSettings, RejectionSettings, TraceSettings, TranslationSettings,
-    )
+    )  # fmt: skip
 
 LOCAL_BACKENDS = ("transformers", "vllm")
 
@@ -173,11 +173,11 @@ def build_rl_set(settings: "RejectionSettings", verifier: str, languages: list[s
 
     strategy = get_strategy(settings.strategy)
     rows = [{k: r[k] for k in COLUMNS["rl_train"]} for r in read_table(sft_path)]
-    n = strategy.rollouts(settings.k)
+    n = strategy.rollouts(settings.sampling.n)
     roll_rows: list[dict[str, Any]] = []
     if n and rows:
         prompts = render_prompts(rows, settings.prompt, policy, cache_dir)
-        outputs = build_generator(policy, cache_dir).generate(prompts, settings.sampling.model_copy(update={"n": n}))
+        outputs = build_generator(policy, cache_dir).generate(prompts, settings.sampling)
         texts = [[open_think(p) + c.text for c in completions] for p, completions in zip(prompts, outputs)]
         roll_rows = outcomes(rows, texts, _detector(languages), get_verifier(verifier))
     selected = select(rows, roll_rows, strategy)

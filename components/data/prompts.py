@@ -33,7 +33,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from components.config import PromptSettings
+from components.settings import PromptSettings
 from components.records import OPTION_LETTERS, BenchmarkItem
 
 THINK_OPEN = "<think>"

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from components.data.loaders_local import Record, RowError, read_records
 
 if TYPE_CHECKING:
-    from components.config import BenchmarkSettings, DataSourceSettings
+    from components.settings import BenchmarkSettings, DataSourceSettings
 
 LANGUAGE_NAMES = {
     "en": "English", "es": "Spanish", "fr": "French", "de": "German", "ru": "Russian",
@@ -107,9 +107,10 @@ def _records(settings: "DataSourceSettings", base_dir: Path) -> Iterator[tuple[s
 
 
 def resolve(path: str, base_dir: Path) -> Path:
-    """``path`` as given when absolute, else relative to ``base_dir``."""
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else Path(base_dir) / candidate
+    """``path`` as given when absolute, else relative to ``base_dir`` (the profile's rule)."""
+    from components.settings import resolve_path
+
+    return resolve_path(path, base_dir)
 
 
 def _problem(location: str, row: int, reason: str, detail: str) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def _tokens(text: str) -> set[str]:
 def source_overlaps(source: "DataSourceSettings", benchmarks: Iterable["BenchmarkSettings"]) -> list[str]:
     """Evaluation benchmarks that the source is drawn from (name, hub path or directory match).
 
-    >>> from components.config import BenchmarkSettings, DataSourceSettings
+    >>> from components.settings import BenchmarkSettings, DataSourceSettings
     >>> src = DataSourceSettings(path="../shared/data/msvamp/test_English.json")
     >>> source_overlaps(src, [BenchmarkSettings(name="msvamp"), BenchmarkSettings(name="mgsm")])
     ['msvamp']

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from components.config import PromptSettings, SamplingSettings
+    from components.settings import PromptSettings, SamplingSettings
     from components.generation import Generator
     from components.metrics.lcpr import Detector
 

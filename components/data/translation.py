@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from components.data.sources import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
-    from components.config import SamplingSettings
+    from components.settings import SamplingSettings
     from components.generation import Generator
     from components.language import LanguageDetector
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from components.config import ModelSettings
+from components.settings import ModelSettings
 from components.generation.base import (
     Completion,
     GenerationError,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 
 EMBEDDED_PREFIX = "embedded:"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
@@ -190,13 +190,31 @@ def model_fingerprint(model_settings: ModelSettings, resolved_path: str | Path |
     """sha256 over the settings that change outputs and the model files' identity.
 
     Weight files enter by name, size and mtime (no hashing of gigabytes); config,
-    tokenizer and template files up to 2 MB by content. A hub id (no local path)
-    is its own identity.
+    tokenizer and template files up to 2 MB by content; a LoRA adapter by the
+    digest of its files. A hub id (no local path) is its own identity.
     """
     settings = model_settings.model_dump(mode="json", exclude={"api_key_env", "max_concurrency", "max_retries"})
-    payload: dict[str, Any] = {"settings": settings, "files": _file_identities(resolved_path)}
+    payload: dict[str, Any] = {"settings": settings, "files": _file_identities(resolved_path),
+                               "adapter": adapter_digest(model_settings.adapter)}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def adapter_digest(adapter: str | Path | None) -> str | None:
+    """sha256 over the files of a LoRA adapter directory (adapters are small: their content is hashed).
+
+    Two adapters trained differently never share a cache entry, even at the same path.
+    """
+    if adapter is None:
+        return None
+    root = Path(adapter)
+    if not root.is_dir():
+        return f"missing:{adapter}"
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def _file_identities(resolved_path: str | Path | None) -> list[list[Any]]:

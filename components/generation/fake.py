@@ -7,7 +7,7 @@ line per ``generate`` call), so a test can see that a cached re-run generated
 nothing even when the generator was built in another task. ``model:
 "fake:fail-batch=N"`` makes batch ``N`` raise, to test the error path.
 
->>> from components.config import ModelSettings, SamplingSettings
+>>> from components.settings import ModelSettings, SamplingSettings
 >>> import tempfile
 >>> fake = FakeGenerator(ModelSettings(backend="fake", model="fake"), tempfile.mkdtemp(), progress=False)
 >>> out = fake.generate(["a", "b"], SamplingSettings(n=2))
@@ -21,7 +21,7 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import Completion, GenerationStats, run_batches
 
 CALL_LOG = "fake-generator-calls.log"

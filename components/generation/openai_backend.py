@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from components.generation.api_cache import ApiCache, cache_key
 
 if TYPE_CHECKING:
-    from components.config import ModelSettings, SamplingSettings
+    from components.settings import ModelSettings, SamplingSettings
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_STOP_STRINGS = 4  # the OpenAI API's limit on ``stop``
@@ -42,7 +42,7 @@ class MissingApiKeyError(ValueError):
 def resolve_api_key(model: "ModelSettings", environ: Mapping[str, str]) -> str:
     """The API key for ``model``, read from ``environ[model.api_key_env]``.
 
-    >>> from components.config import ModelSettings
+    >>> from components.settings import ModelSettings
     >>> resolve_api_key(ModelSettings(backend="openai", model="m", base_url="http://127.0.0.1:8000/v1"), {})
     'EMPTY'
     >>> resolve_api_key(ModelSettings(backend="openai", model="m", api_key_env="K"), {"K": "s3cret"})

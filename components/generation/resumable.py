@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
-from components.config import SamplingSettings
+from components.settings import SamplingSettings
 from components.data.prompts import truncate_at_stops
 from components.generation.base import Generator
 from components.records import BenchmarkItem, generation_rows

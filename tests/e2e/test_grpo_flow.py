@@ -31,7 +31,7 @@ ROWS = [
     {"id": "q2", "lang": "pt", "gold": "13", "question": "Janet tem 16 ovos e vende 3. Quantos restam?"},
     {"id": "q3", "lang": "en", "gold": "13", "question": "Janet has 16 eggs and sells 3. How many are left?"},
 ]
-ROLLOUTS = [  # a given rollout file for the guard (the pcs case samples the policy instead)
+ROLLOUTS = [  # a given rollout file for the audit (the pcs case samples the policy instead)
     {"id": "q0", "lang": "fr", "completion": "<think>16 - 3 = 13</think>La réponse est \\boxed{13}."},
     {"id": "q1", "lang": "ja", "completion": "<think>16 - 3 = 13</think>答えは \\boxed{13} です。"},
     {"id": "q2", "lang": "pt", "completion": "<think>16 - 3 = 12</think>\\boxed{12}"},
@@ -39,11 +39,11 @@ ROLLOUTS = [  # a given rollout file for the guard (the pcs case samples the pol
 
 
 def tiny_overrides(tiny_model_dir: Path, data: Path, *extra: str) -> list[str]:
-    return [f"grpo.model={tiny_model_dir}", f"grpo.dataset={data}", "grpo.question_column=question",
-            "grpo.gold_column=gold", "grpo.dataset_lang=null", "grpo.dataset_limit=null", "grpo.chat=null",
-            "grpo.max_steps=2", "grpo.per_device_train_batch_size=4", "grpo.num_generations=2",
-            "grpo.max_completion_length=16", "grpo.save_steps=1", "grpo.audit.sample_size=4", "grpo.cpu_threads=1",
-            *extra]
+    return [f"grpo.model.model={tiny_model_dir}", "grpo.model.chat=true", f"grpo.dataset={data}",
+            "grpo.question_column=question", "grpo.gold_column=gold", "grpo.dataset_lang=null",
+            "grpo.dataset_limit=null", "grpo.max_steps=2", "grpo.per_device_train_batch_size=4",
+            "grpo.sampling.n=2", "grpo.sampling.max_new_tokens=16", "grpo.save_steps=1", "grpo.audit.sample_size=4",
+            "grpo.cpu_threads=1", *extra]
 
 
 def cli_env(prefect_url: str) -> dict:
@@ -60,11 +60,14 @@ def polyreason_grpo(project: Path, overrides: list[str], prefect_url: str, name:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def history(project: Path, run_id: str, key: str) -> list[tuple[int, float]]:
+def mlflow_client(project: Path):
     from mlflow import MlflowClient
 
-    client = MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}")
-    return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
+    return MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}")
+
+
+def history(project: Path, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((m.step, m.value) for m in mlflow_client(project).get_metric_history(run_id, key))
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +95,24 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
     params, keys = REWARD_CASES[reward]
     rewards = json.dumps([{"name": reward, "params": params}])
     extra = [f"grpo.rewards={rewards}"]
-    if reward != "pcs":  # pcs: the guard's rollouts are sampled from the policy (--phase rollouts)
-        extra.append(f"grpo.audit.rollouts={project['rollouts']}")
+    if reward == "pcs":  # the exact verifier audited on rollouts sampled from the policy (--phase rollouts)
+        extra.append("grpo.audit.verifier=exact")
+    if reward == "accuracy":  # the exact verifier audited on a given rollout file
+        extra += ["grpo.audit.verifier=exact", f"grpo.audit.rollouts={project['rollouts']}"]
     summary = polyreason_grpo(project["root"], tiny_overrides(project["model"], project["data"], *extra),
                               prefect_server, reward)
     assert summary["result"]["global_step"] == 2 and summary["result"]["resumed_from"] is None
-    assert summary["audit"]["status"] == "ok" and summary["audit"]["verifier"] == "trusted"
+    audited = ["exact"] if reward in ("pcs", "accuracy") else []
+    assert summary["audit"]["verifiers"] == audited and summary["audit"]["reference"] == "trusted"
     run_id = summary["run_id"]
     for key in keys + ["grpo/train/kl", "grpo/train/loss", "grpo/completions/mean_length"]:
         assert [step for step, _ in history(project["root"], run_id, key)] == [1, 2], key
-    assert history(project["root"], run_id, "grpo/audit/vlb_err") == [(0, 0.0)]  # trusted vs trusted
+    tags = mlflow_client(project["root"]).get_run(run_id).data.tags
+    if audited:
+        assert tags["polyreason.grpo.audit.verifiers"] == "exact" and tags["polyreason.grpo.audit"] in ("ok", "warn")
+        assert len(history(project["root"], run_id, "grpo/audit/exact/vlb_err")) == 1
+    else:
+        assert tags["polyreason.grpo.audit"] == "nothing-to-audit"  # every reward judges with the reference
     if reward == "adamame":  # φ at the step the rollouts were scored: t = 0 then 1 of T = 2 (trl averages in fp32)
         assert history(project["root"], run_id, "grpo/curriculum/phi") == [(1, pytest.approx(0.1)), (2, 0.5)]
     if reward == "pcs":

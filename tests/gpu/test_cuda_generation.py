@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 
 def greedy(model_dir, backend: str, device: str, tmp_path):
-    from components.config import ModelSettings, SamplingSettings
+    from components.settings import ModelSettings, SamplingSettings
     from components.generation import build_generator
 
     model = ModelSettings(backend=backend, model=str(model_dir), dtype="float32", device=device, chat=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation import build_generator
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from components.config import SFTSettings
-from components.training.sft import lora_config, training_arguments
+from components.settings import SFTSettings
+from components.training.runner import lora_config
+from components.training.sft import training_arguments
 
 
 def test_adamame_defaults_reach_trl_and_peft(tmp_path):
     sft = SFTSettings()
-    args = training_arguments(sft, tmp_path, use_cpu=True)
+    args = training_arguments(sft, tmp_path, device="cpu")
     assert (args.learning_rate, args.lr_scheduler_type.value, args.warmup_steps) == (2e-4, "cosine", 0.1)
-    assert args.use_cpu and args.report_to == [] and args.max_length == 1024
-    lora = lora_config(sft)
+    assert args.use_cpu and not args.bf16 and args.report_to == [] and args.max_length == 1024
+    lora = lora_config(sft.lora)
     assert (lora.r, lora.lora_alpha, lora.target_modules) == (8, 16, "all-linear")

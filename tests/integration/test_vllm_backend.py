@@ -14,7 +14,7 @@ import importlib.util
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation import build_generator
 
 pytestmark = [

@@ -10,7 +10,8 @@ import pytest
 
 from components.audit import report, steps
 from components.audit.diagnostics import Judgement, diagnose
-from components.config import ProfileError, load_profile_dict
+from components.config import load_profile_dict
+from components.settings import ProfileError
 
 
 def test_metric_names_follow_the_scheme():
@@ -75,7 +76,7 @@ def test_registry_check_reports_every_unknown_name_at_once():
         load_profile_dict(_audit_profile(proxies=["exact", "fuzzy"], guard_verifier="strict",
                                          stress_languages=["en", "xx"]))
     message = str(error.value)
-    assert "3 profile problem(s)" in message
+    assert "3 invalid setting(s)" in message
     assert "audit.proxies.1: unknown verifier 'fuzzy'" in message
     assert "audit.guard_verifier: unknown verifier 'strict'" in message
     assert "audit.stress_languages.1: unknown stress-table language 'xx'" in message
@@ -84,7 +85,8 @@ def test_registry_check_reports_every_unknown_name_at_once():
 def test_registry_check_needs_a_source_of_generations_and_a_rewritable_prompt():
     with pytest.raises(ProfileError, match="audit.generations: unset"):
         load_profile_dict({"name": "t", "audit": {}})
-    few_shot = {"name": "t", "audit": {}, "evaluation": {"prompt": {"style": "few_shot"}}}
+    few_shot = {"name": "t", "audit": {}, "evaluation": {"prompt": {"style": "few_shot", "num_shots": 1,
+                                                                   "exemplars_path": "x.json"}}}
     with pytest.raises(ProfileError, match="audit.probe: the number-only probe"):
         load_profile_dict(few_shot)
     load_profile_dict(few_shot, ["audit.probe=false"])

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config import ProfileError, fingerprint, load_profile, load_profile_dict, parse_override
+from components.config import fingerprint, load_profile, load_profile_dict, parse_override
+from components.settings import ProfileError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,7 +38,8 @@ def test_unknown_registry_names_are_refused():
     with pytest.raises(ProfileError) as error:
         load_profile_dict(data)
     text = str(error.value)
-    assert "3 profile problem(s)" in text and "'nope'" in text and "'vibes'" in text and "'gsm-imaginary'" in text
+    assert "3 invalid setting(s)" in text and "'nope'" in text and "'vibes'" in text and "'gsm-imaginary'" in text
+    assert "evaluation.benchmarks.0.name: unknown benchmark 'gsm-imaginary'" in text
 
 
 def test_override_parsing():
@@ -46,13 +48,24 @@ def test_override_parsing():
         parse_override("novalue")
 
 
-def test_fingerprint_changes_with_content():
-    a = load_profile_dict({"name": "x"})
-    b = load_profile_dict({"name": "x"}, ["tracking.experiment=other"])
-    assert fingerprint(a) != fingerprint(b) and fingerprint(a) == fingerprint(load_profile_dict({"name": "x"}))
+def test_fingerprint_changes_with_content_and_ignores_operational_fields():
+    a = load_profile_dict({"name": "x", "sft": {}})
+    b = load_profile_dict({"name": "x", "sft": {}}, ["sft.learning_rate=0.1"])
+    assert fingerprint(a) != fingerprint(b) and fingerprint(a) == fingerprint(load_profile_dict({"name": "x", "sft": {}}))
+    timeout = load_profile_dict({"name": "x", "sft": {}}, ["sft.timeout_s=5", "tracking.experiment=other"])
+    assert fingerprint(timeout) == fingerprint(a)  # operational: how the stage runs, not what it computes
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "profiles").glob("*.yaml")), ids=lambda p: p.name)
 def test_shipped_profiles_validate(path):
     profile = load_profile(path)
     assert profile.name
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "profiles").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_profiles_survive_a_round_trip_through_json(path):
+    """Deployments and the Prefect UI pass the dumped profile back: it must validate again, unchanged."""
+    from components.settings import Profile
+
+    profile = load_profile(path)
+    assert Profile.model_validate(profile.model_dump(mode="json")) == profile

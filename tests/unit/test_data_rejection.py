@@ -80,7 +80,8 @@ def test_cap_and_validation_per_language():
 
 
 def test_profile_checks_strategy_backends_and_policy():
-    from components.config import ProfileError, load_profile_dict
+    from components.config import load_profile_dict
+    from components.settings import ProfileError
 
     profile = {"name": "t", "data": {
         "source": {"path": "x.jsonl"}, "languages": ["fr"],
@@ -91,8 +92,13 @@ def test_profile_checks_strategy_backends_and_policy():
     message = str(error.value)
     assert "data.rejection.strategy: unknown rejection strategy 'best_of_n'" in message
     assert "data.traces.model.backend: unknown backend 'nope'" in message
-    assert "policy is null (the SFT model) but the profile has no sft section with merge: true" in message
     profile["data"]["traces"]["model"]["backend"] = "fake"
     profile["data"]["rejection"]["strategy"] = "conditional"
-    profile["sft"] = {"merge": True}
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict(profile)
+    assert "conditional judges one rollout per query: set sampling.n to 1 (got 8)" in str(error.value)
+    profile["data"]["rejection"]["sampling"] = {"n": 1}
+    with pytest.raises(ProfileError, match="policy: null means the SFT model, but the profile has no sft section"):
+        load_profile_dict(profile)
+    profile["sft"] = {}
     assert load_profile_dict(profile).data.rejection.strategy == "conditional"

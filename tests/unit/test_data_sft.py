@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from components.config import ModelSettings
+from components.settings import ModelSettings
 from components.data.datasets import NothingKeptError, read_table, require_rows, summary_metrics, write_table
-from components.training.sft import (
-    accelerate_config_path, last_checkpoint, launch_command, policy_model, read_metrics, sft_examples,
+from components.training.runner import (
+    COMPLETE_MARKER, accelerate_config_path, last_complete_checkpoint, launch_command, read_metrics,
 )
+from components.training.sft import policy_model, sft_examples
 
 
 def test_tables_round_trip_and_keep_their_schema_when_empty(tmp_path):
@@ -41,31 +42,32 @@ def test_sft_examples_templates():
 
 
 def test_last_complete_checkpoint(tmp_path):
-    assert last_checkpoint(tmp_path / "missing") is None
+    assert last_complete_checkpoint(tmp_path / "missing") is None
     for step, complete in ((5, True), (10, True), (15, False), (7, True)):
         (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")  # trl writes it early
         if complete:
-            (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+            (tmp_path / f"checkpoint-{step}" / COMPLETE_MARKER).write_text("{}")
     (tmp_path / "runs").mkdir()
-    assert last_checkpoint(tmp_path).name == "checkpoint-10"  # 15 was killed mid-save
+    assert last_complete_checkpoint(tmp_path).name == "checkpoint-10"  # 15 was killed mid-save
 
 
-def test_read_metrics_dedupes_resumed_steps(tmp_path):
+def test_read_metrics_dedupes_resumed_steps_and_skips_torn_lines(tmp_path):
     path = tmp_path / "metrics.jsonl"
     lines = [{"step": 1, "loss": 3.0}, {"step": 2, "loss": 2.9}, {"step": 3, "loss": 2.8},
              {"step": 3, "loss": 2.7}, {"step": 4, "loss": 2.6}, {"step": 4, "train_runtime": 1.5}]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"step": 5, "lo')
     assert read_metrics(path) == [{"step": 1, "loss": 3.0}, {"step": 2, "loss": 2.9}, {"step": 3, "loss": 2.7},
                                   {"step": 4, "loss": 2.6, "train_runtime": 1.5}]
 
 
 def test_policy_model_and_launch_command(tmp_path):
-    policy = policy_model(ModelSettings(backend="transformers", model="base"), "plain", "/x/merged")
-    assert (policy.model, policy.chat, policy.thinking) == ("/x/merged", False, False)
+    policy = policy_model(ModelSettings(backend="transformers", model="base"), "plain", "/x/base", "/x/adapter")
+    assert (policy.model, policy.adapter, policy.chat, policy.thinking) == ("/x/base", "/x/adapter", False, False)
     config = accelerate_config_path("cpu")
     assert config.is_file() and "use_cpu: true" in config.read_text()
     with pytest.raises(ValueError, match="unknown accelerate config 'tpu'.*cpu, multi-gpu-zero2, single-gpu"):
         accelerate_config_path("tpu")
-    command = launch_command("py", config, tmp_path / "s.json", tmp_path)
+    command = launch_command("py", config, tmp_path / "job.json", tmp_path)
     assert command[:5] == ["py", "-m", "accelerate.commands.launch", "--config_file", str(config)]
-    assert command[5:8] == ["-m", "components.training.sft", "--settings"]
+    assert command[5:8] == ["-m", "components.training", "--job"]

@@ -7,7 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from components.config import BenchmarkSettings, DataSourceSettings, ProfileError, load_profile_dict
+from components.config import load_profile_dict
+from components.settings import BenchmarkSettings, DataSourceSettings, ProfileError
 from components.data.sources import extract_gold, load_references, load_source, source_overlaps
 
 

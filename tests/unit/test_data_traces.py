@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.data.traces import canonical_completion, cap_per_language, filter_traces, retention, trace_reasons, user_prompts
-from components.config import PromptSettings
+from components.settings import PromptSettings
 from components.language import get_detector
 from components.verification import get_verifier
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import SamplingSettings
+from components.settings import SamplingSettings
 from components.data.translation import (
     TranslationResult, ascii_digits, chrf_by_language, clean_translation, missing_numbers, parse_judge_score,
     translate_rows, translation_prompt,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.fake import FakeGenerator
 from components.generation.resumable import generate_to_jsonl
 from components.records import BenchmarkItem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation import GenerationError
 from components.generation.transformers_backend import TransformersGenerator
 

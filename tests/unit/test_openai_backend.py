@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.api_cache import ApiCache, cache_key
 from components.generation.openai_backend import MissingApiKeyError, OpenAIGenerator, openai_backend, resolve_api_key
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import PromptSettings
+from components.settings import PromptSettings
 from components.data.prompts import (
     INSTRUCTIONS,
     OPENERS,

@@ -1,11 +1,11 @@
-"""Rollouts for the reward-audit guard of the GRPO stage (``--phase rollouts`` of the entry point).
+"""Rollouts for the reward audit that runs before GRPO training (the ``rollouts`` phase of the entry point).
 
 Section 9 of "Multilingual verifier bias in RLVR": audit the reward verifier on
 a sample of the policy's own rollouts before optimizing with it. The rollouts
 come from the rejection-sampling stage (``rollouts.parquet``, no gold column:
 it is joined from the dataset by id), from a file, or from ``sample_rollouts``:
-``audit.num_generations`` sampled completions (``model.generate``, the
-training temperature/top-p/length) for ``audit.sample_size`` seeded-random
+``audit.num_generations`` sampled completions (``model.generate`` with the
+training temperature, top-p and length) for ``audit.sample_size`` seeded-random
 prompts of the training set.
 """
 
@@ -15,29 +15,31 @@ import json
 import random
 from pathlib import Path
 
-from components.training.grpo import GRPOJob, load_policy, load_rows, resolve_device, training_rows
+from components.training.grpo_data import load_rows, training_rows
+from components.training.runner import TrainingJob, load_model, resolve_device
 
 
-def sample_rollouts(job: GRPOJob, out_dir: str | Path) -> Path:
+def sample_rollouts(job: TrainingJob, out_dir: str | Path) -> Path:
     """``audit.num_generations`` sampled completions for ``audit.sample_size`` seeded-random prompts."""
     import torch
 
-    settings, out_dir = job.settings, Path(out_dir)
-    model, tokenizer = load_policy(job, resolve_device(job.settings))
-    model.to(resolve_device(settings)).eval()
-    rows = training_rows(load_rows(job.dataset), settings, tokenizer)
-    rows = random.Random(settings.seed).sample(rows, min(settings.audit.sample_size, len(rows)))
-    torch.manual_seed(settings.seed)
+    settings, model_settings, out_dir = job.grpo, job.model_settings, Path(out_dir)
+    device = resolve_device(model_settings)
+    model, tokenizer = load_model(model_settings, device, padding_side="left")
+    model.to(device).eval()
+    rows = training_rows(load_rows(job.dataset), settings, model_settings, tokenizer)
+    rows = random.Random(settings.sampling.seed).sample(rows, min(settings.audit.sample_size, len(rows)))
+    torch.manual_seed(settings.sampling.seed)
     records = []
     for row in rows:
         prompt = row["prompt"]
         if not isinstance(prompt, str):
             prompt = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True,
-                                                   enable_thinking=settings.thinking)
+                                                   enable_thinking=model_settings.thinking)
         inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
         with torch.no_grad():
-            out = model.generate(**inputs, do_sample=True, temperature=settings.temperature, top_p=settings.top_p,
-                                 max_new_tokens=settings.max_completion_length,
+            out = model.generate(**inputs, do_sample=True, temperature=settings.sampling.temperature,
+                                 top_p=settings.sampling.top_p, max_new_tokens=settings.sampling.max_new_tokens,
                                  num_return_sequences=settings.audit.num_generations,
                                  pad_token_id=tokenizer.pad_token_id)
         texts = tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)

@@ -1,11 +1,12 @@
-"""What the GRPO stage reports: metric names for MLflow and the curriculum plot (PCS figure 4).
+"""What a training stage reports: metric names for MLflow and the GRPO curriculum plot (PCS figure 4).
 
 ``metrics.jsonl`` (written by ``MetricsJsonlCallback``) holds trl's own metrics
-(``loss``, ``kl``, ``entropy``, ``reward``, ``completions/mean_length``,
-``rewards/<reward>/mean`` …) and ours (``reward/*`` components, ``curriculum/*``,
-``language/*``). MLflow keys follow ``<stage>/<group>/<name>``: a key that
-already has a group keeps it (``curriculum/tau`` -> ``grpo/curriculum/tau``),
-a bare trl key goes to ``train`` (``kl`` -> ``grpo/train/kl``).
+(``loss``, ``learning_rate``, ``grad_norm``; for GRPO also ``kl``, ``entropy``,
+``reward``, ``completions/mean_length``, ``rewards/<reward>/mean`` …) and ours
+(``reward/*`` components, ``curriculum/*``, ``language/*``). MLflow keys follow
+``<stage>/<group>/<name>``: a key that already has a group keeps it
+(``curriculum/tau`` -> ``grpo/curriculum/tau``), a bare trl key goes to ``train``
+(``kl`` -> ``grpo/train/kl``, ``loss`` -> ``sft/train/loss``).
 
 >>> mlflow_key("curriculum/tau"), mlflow_key("kl"), mlflow_key("rewards/pcs/mean")
 ('grpo/curriculum/tau', 'grpo/train/kl', 'grpo/rewards/pcs/mean')
@@ -15,7 +16,6 @@ a bare trl key goes to ``train`` (``kl`` -> ``grpo/train/kl``).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -33,14 +33,6 @@ def mlflow_key(key: str, stage: str = "grpo") -> str:
     """``<stage>/<group>/<name>`` for a metrics.jsonl key; characters MLflow refuses become ``_``."""
     clean = re.sub(r"[^\w\-./ ]", "_", key)
     return f"{stage}/{clean}" if "/" in clean else f"{stage}/train/{clean}"
-
-
-def read_metrics(path: str | Path) -> list[dict[str, Any]]:
-    """Records of ``metrics.jsonl`` (one per log event), in file order; none when the file is absent."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def metric_series(records: list[dict[str, Any]], stage: str = "grpo") -> list[dict[str, Any]]:

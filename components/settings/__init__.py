@@ -1,0 +1,30 @@
+"""Typed, frozen profile settings: one section class per stage, validated on construction.
+
+A leaf package: its modules import nothing else from ``components`` at import
+time (registries are looked up by name when a value is validated, see
+``components.settings.base``), so every component can import its settings from
+here. ``components.config`` loads YAML profiles and applies overrides.
+"""
+
+from components.settings.audit import AuditSettings
+from components.settings.base import ProfileError, StrictSettings, cache_view, check_registered
+from components.settings.data import (
+    DataSettings, DataSourceSettings, RejectionSettings, TraceSettings, TranslationSettings,
+)  # fmt: skip
+from components.settings.evaluation import BenchmarkSettings, EvaluationSettings, ScoringSettings
+from components.settings.profile import Profile, resolve_path
+from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings, TrackingSettings
+from components.settings.training import (
+    GRPOStageSettings, KLResetSettings, RewardAuditSettings, RewardSettings, SFTSettings,
+)  # fmt: skip
+
+SECTIONS = (
+    TrackingSettings, ModelSettings, SamplingSettings, PromptSettings, LoraSettings, BenchmarkSettings,
+    ScoringSettings, EvaluationSettings, AuditSettings, DataSourceSettings, TranslationSettings, TraceSettings,
+    RejectionSettings, DataSettings, SFTSettings, RewardSettings, KLResetSettings, RewardAuditSettings,
+    GRPOStageSettings, Profile,
+)  # fmt: skip
+
+__all__ = [cls.__name__ for cls in SECTIONS] + [
+    "ProfileError", "SECTIONS", "StrictSettings", "cache_view", "check_registered", "resolve_path",
+]

@@ -1,0 +1,134 @@
+"""The base of every profile section, registry-name checks, and the cache view of a section.
+
+* ``StrictSettings``: every section rejects unknown keys (pydantic ``extra="forbid"``)
+  and is frozen, so a misspelled key fails when the profile loads and a stage can
+  never change the settings it was given.
+* ``OPERATIONAL``: a section names the fields that decide *how* a stage runs but
+  not *what* it computes (a timeout, a thread count, the name of the variable
+  holding an API key), each with the reason. ``cache_view`` leaves exactly those
+  out, so cache keys change with every other field and with nothing else.
+* ``check_registered``: a field that names a registry entry (a backend, a verifier,
+  a benchmark, a reward, a rejection strategy, an LCPR rule) is checked against the
+  registry itself. Registries are looked up by module name when a value is
+  validated, not imported with this package: settings stay a leaf that every
+  component can import, and the registries stay where their entries are defined.
+
+>>> class Demo(StrictSettings):
+...     OPERATIONAL = {"timeout_s": "how long to wait, not what is computed"}
+...     steps: int = 1
+...     timeout_s: int = 60
+>>> cache_view(Demo(steps=2, timeout_s=5))
+{'steps': 2}
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from typing import Annotated, Any, ClassVar, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be loaded; the message names the file and every bad key."""
+
+
+class StrictSettings(BaseModel):
+    """Base of every section: unknown keys are errors, instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    OPERATIONAL: ClassVar[dict[str, str]] = {}
+
+
+REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, registry attribute)
+    "backend": ("components.generation", "BACKENDS"),
+    "verifier": ("components.verification", "VERIFIERS"),
+    "benchmark": ("components.data.benchmarks", "BENCHMARKS"),
+    "reward": ("components.rewards", "REWARDS"),
+    "rejection strategy": ("components.data.rejection", "REJECTION_STRATEGIES"),
+    "LCPR rule": ("components.metrics.lcpr", "RULES"),
+}
+
+
+def registered_names(kind: str) -> list[str]:
+    """The names registered for ``kind`` (see ``REGISTRIES``)."""
+    module, attribute = REGISTRIES[kind]
+    return sorted(getattr(importlib.import_module(module), attribute))
+
+
+def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
+    """The one wording every unknown-name error uses.
+
+    >>> unknown_name_message("backend", "nope", ["fake", "vllm"])
+    "unknown backend 'nope' (known: fake, vllm)"
+    """
+    return f"unknown {kind} {name!r} (known: {', '.join(known)})"
+
+
+def check_registered(kind: str, name: str) -> str:
+    """``name`` when it is registered for ``kind``; ``ValueError`` listing the known names otherwise."""
+    known = registered_names(kind)
+    if name not in known:
+        raise ValueError(unknown_name_message(kind, name, known))
+    return name
+
+
+def registered(kind: str) -> Any:
+    """A string type whose values must be registered for ``kind`` (checked item by item inside lists)."""
+    return Annotated[str, AfterValidator(lambda value: check_registered(kind, value))]
+
+
+class ProjectPathMarker:
+    """Marks a settings field that holds a path; relative values are relative to the project directory."""
+
+    def __repr__(self) -> str:
+        return "ProjectPath"
+
+
+ProjectPath = Annotated[str, ProjectPathMarker()]
+
+
+def is_path_field(model: type[BaseModel], name: str) -> bool:
+    """Whether field ``name`` of ``model`` is a ``ProjectPath`` (also inside ``Optional``)."""
+    field = model.model_fields[name]
+    return _has_marker(field.annotation) or any(isinstance(m, ProjectPathMarker) for m in field.metadata)
+
+
+def _has_marker(annotation: Any) -> bool:
+    if any(isinstance(meta, ProjectPathMarker) for meta in getattr(annotation, "__metadata__", ())):
+        return True
+    return any(_has_marker(arg) for arg in get_args(annotation))
+
+
+BackendName = registered("backend")
+VerifierName = registered("verifier")
+BenchmarkName = registered("benchmark")
+RejectionStrategyName = registered("rejection strategy")
+LcprRuleName = registered("LCPR rule")
+
+
+def changed_fields(section: BaseModel, names: Iterable[str]) -> list[str]:
+    """The fields among ``names`` whose value differs from their default.
+
+    Used to refuse a field that the rest of the section makes meaningless. The
+    check is on values, not on which keys were given, so a dumped section
+    (a deployment's parameters, a job file) validates again unchanged.
+    """
+    fields = type(section).model_fields
+    return [name for name in names if section.__dict__[name] != fields[name].get_default(call_default_factory=True)]
+
+
+def cache_view(value: Any) -> Any:
+    """A section as plain JSON data without its ``OPERATIONAL`` fields (nested sections too)."""
+    if isinstance(value, StrictSettings):
+        skip, stored = type(value).OPERATIONAL, value.__dict__  # not getattr: reading a field is not consuming it
+        return {name: cache_view(stored[name]) for name in type(value).model_fields if name not in skip}
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, (list, tuple)):
+        return [cache_view(item) for item in value]
+    if isinstance(value, dict):
+        return {key: cache_view(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,140 @@
+"""The data-construction section (AdaMame §3.1 and §3.3): source -> translation -> traces (-> RL set).
+
+* ``DataSourceSettings``: English source problems with gold answers, from the hub
+  or a local file (relative paths are relative to the project directory).
+* ``TranslationSettings``: LLM translation into every target language, with gates
+  and an optional 1-5 judge (AdaMame verified translations with a second model).
+* ``TraceSettings``: teacher reasoning traces and their filter (format, language,
+  correctness), capped per language.
+* ``RejectionSettings``: selection of the RL set by sampling the policy. The
+  number of rollouts per query is ``sampling.n`` (AdaMame: k = 8; keep
+  ``0 < correct < n``): one field says it, so there is nothing to disagree with.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from components.settings.base import (
+    LcprRuleName, ProjectPath, RejectionStrategyName, StrictSettings, VerifierName, changed_fields,
+)  # fmt: skip
+from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
+
+HUB_ONLY = ("hub_config", "split")
+PATH_ONLY = ("format",)
+
+
+class DataSourceSettings(StrictSettings):
+    """English source problems with gold answers (AdaMame §3.1 "Queries").
+
+    Exactly one of ``hub`` (a Hugging Face dataset name, e.g.
+    ``open-r1/DAPO-Math-17k-Processed``; needs the network; ``hub_config`` and
+    ``split`` choose the table) or ``path`` (a local JSONL/JSON/parquet/TSV/CSV
+    file; ``format`` ``auto`` goes by its suffix). Columns are mapped by name;
+    ``answer_regex`` extracts the gold from a longer answer field (its first
+    group, e.g. ``"####\\s*(.+)$"`` for GSM8K). ``benchmark`` names the evaluation
+    benchmark the source is drawn from, so a profile that also evaluates on it is
+    refused. ``reference_path`` is a per-language file of reference translations
+    aligned row by row (``{lang}``: ISO code, ``{language}``: English name), as
+    MSVAMP ships them; translations are scored against it with chrF.
+    """
+
+    name: str = "source"
+    hub: str | None = None
+    hub_config: str | None = None
+    split: str = "train"
+    path: ProjectPath | None = None
+    format: Literal["auto", "jsonl", "json", "parquet", "tsv", "csv"] = "auto"
+    question_column: str = "question"
+    answer_column: str = "answer"
+    id_column: str | None = None
+    answer_regex: str | None = None
+    benchmark: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    reference_path: ProjectPath | None = None
+    reference_column: str = "m_query"
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> "DataSourceSettings":
+        if (self.hub is None) == (self.path is None):
+            raise ValueError("give exactly one of source.hub or source.path")
+        unused = changed_fields(self, PATH_ONLY if self.hub else HUB_ONLY)
+        if unused:
+            origin = "hub" if self.hub else "path"
+            raise ValueError(f"{', '.join(unused)}: not read for a source given by {origin}")
+        return self
+
+
+class TranslationSettings(StrictSettings):
+    """Translation of each source query into every target language; ``judge`` (optional) scores 1-5."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    sampling: SamplingSettings = Field(default_factory=lambda: SamplingSettings(max_new_tokens=512))
+    judge: ModelSettings | None = None
+    judge_sampling: SamplingSettings = Field(default_factory=lambda: SamplingSettings(max_new_tokens=8))
+    judge_min_score: int = Field(default=4, ge=1, le=5)
+
+    @model_validator(mode="after")
+    def _judge_fields(self) -> "TranslationSettings":
+        if self.judge is None and changed_fields(self, ("judge_sampling", "judge_min_score")):
+            raise ValueError("judge_sampling/judge_min_score are read only when a judge model is given")
+        return self
+
+
+class TraceSettings(StrictSettings):
+    """Teacher reasoning traces and their filter (AdaMame §3.1, appendix C.1).
+
+    ``per_language`` caps the kept traces per language, sampled with ``seed``.
+    """
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    sampling: SamplingSettings = Field(
+        default_factory=lambda: SamplingSettings(temperature=1.0, max_new_tokens=2048)
+    )
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
+    verifier: VerifierName = "trusted"
+    lcpr_rule: LcprRuleName = "adamame"
+    words_path: ProjectPath | None = None
+    per_language: int | None = Field(default=None, ge=1)
+    seed: int = 0
+
+
+class RejectionSettings(StrictSettings):
+    """RL-set selection over the SFT set (AdaMame §3.3, appendix B.5, table 8).
+
+    ``strategy``: ``zero_one_filter`` (``sampling.n`` rollouts, keep 0 < correct < n),
+    ``random`` (no rollouts) or ``conditional`` (one rollout, keep it if it is in
+    the query language and wrong). ``policy`` ``None`` means the SFT model.
+    """
+
+    strategy: RejectionStrategyName = "zero_one_filter"
+    policy: ModelSettings | None = None
+    sampling: SamplingSettings = Field(
+        default_factory=lambda: SamplingSettings(n=8, temperature=0.6, top_p=0.95, max_new_tokens=2048)
+    )
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
+    per_language: int | None = Field(default=1000, ge=1)
+    validation_per_language: int = Field(default=200, ge=0)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _rollouts_fit_strategy(self) -> "RejectionSettings":
+        n = self.sampling.n
+        if self.strategy == "zero_one_filter" and n < 2:
+            raise ValueError(f"zero_one_filter keeps 0 < correct < n: sampling.n must be at least 2, got {n}")
+        if self.strategy == "conditional" and n != 1:
+            raise ValueError(f"conditional judges one rollout per query: set sampling.n to 1 (got {n})")
+        return self
+
+
+class DataSettings(StrictSettings):
+    """The data-construction stage: source -> translation -> traces (-> rejection)."""
+
+    source: DataSourceSettings
+    languages: list[str] = Field(min_length=1)
+    source_language: str = "en"
+    translation: TranslationSettings = Field(default_factory=TranslationSettings)
+    traces: TraceSettings = Field(default_factory=TraceSettings)
+    rejection: RejectionSettings | None = None

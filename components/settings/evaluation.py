@@ -1,0 +1,77 @@
+"""The evaluation section: a model, its sampling and prompts, benchmarks, and the scoring rules.
+
+Cross-field rules checked here, so every entry point (the CLI, a deployment, a
+flow parameter edited in the Prefect UI) refuses the same profiles:
+
+* ``pass@k`` needs at least ``k`` samples per problem: ``max(pass_k) <= sampling.n``;
+* a benchmark appears once (list its languages in one entry): two entries of one
+  benchmark would share its metric names and artifacts;
+* the ``lcb`` LCPR rule needs its English word list (``words_path``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.settings.base import BenchmarkName, LcprRuleName, ProjectPath, StrictSettings, VerifierName
+from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
+
+
+class BenchmarkSettings(StrictSettings):
+    """One benchmark: registry name, optional local directory, languages, limit per language."""
+
+    name: BenchmarkName
+    data_dir: ProjectPath | None = None
+    languages: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+    selection: Literal["first", "sample"] = "first"
+    sample_seed: int = 0
+
+
+class ScoringSettings(StrictSettings):
+    """Scoring rules: verifier, LCPR rule, SLC threshold, TTC context, pass@k, language groups."""
+
+    verifier: VerifierName = "trusted"
+    lcpr_rule: LcprRuleName = "adamame"
+    slc_threshold: float = Field(default=0.9, ge=0, le=1)
+    max_context: int = Field(default=8192, ge=1)
+    pass_k: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    words_path: ProjectPath | None = None
+    in_domain: list[str] = Field(default_factory=lambda: ["fr", "pt", "ja", "ko", "th"])
+
+    @field_validator("pass_k")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(k < 1 for k in value):
+            raise ValueError(f"every k must be at least 1, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _word_list(self) -> "ScoringSettings":
+        if self.lcpr_rule.startswith("lcb") and not self.words_path:
+            raise ValueError(f"lcpr_rule {self.lcpr_rule!r} needs words_path (the LCB English word list)")
+        return self
+
+
+class EvaluationSettings(StrictSettings):
+    """The evaluation stage: generate every benchmark with one model and score it."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
+    benchmarks: list[BenchmarkSettings] = Field(default_factory=list)
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "EvaluationSettings":
+        if max(self.scoring.pass_k) > self.sampling.n:
+            raise ValueError(f"scoring.pass_k asks for pass@{max(self.scoring.pass_k)} but sampling.n is "
+                             f"{self.sampling.n}: pass@k needs at least k samples per problem")
+        names = [bench.name for bench in self.benchmarks]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"benchmarks: {', '.join(repeated)} listed more than once; list all its languages "
+                             "in one entry (two entries would share one benchmark's metric names and artifacts)")
+        return self

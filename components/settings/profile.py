@@ -1,0 +1,174 @@
+"""A whole experiment: the sections of every stage and the rules that span sections.
+
+The rules live on the model, so a profile validated anywhere (the CLI, a
+deployment's parameters, a run started from the Prefect UI with edited values,
+a test) is refused for the same reasons with the same words:
+
+* the source of training queries must not be an evaluation benchmark (the model
+  would be evaluated on what it trained on);
+* rejection sampling with the SFT model as policy needs an SFT section;
+* GRPO run alone needs its model and dataset; in a profile with the earlier
+  stages they come from there (``grpo.model`` then only says how GRPO runs the
+  SFT model: backend, precision, chat template);
+* the audit needs generations (a file, or the evaluation section to produce
+  them), a packaged or readable stress table with the languages asked for, and
+  a prompt style the number-only probe can rewrite.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import yaml
+from pydantic import Field, field_validator, model_validator
+
+from components.settings.audit import AuditSettings, stress_table_languages
+from components.settings.base import StrictSettings, is_path_field, unknown_name_message
+from components.settings.data import DataSettings
+from components.settings.evaluation import EvaluationSettings
+from components.settings.shared import ModelSettings, TrackingSettings
+from components.settings.training import GRPOStageSettings, SFTSettings
+
+PROBE_STYLES = ("instruction", "prefix")
+
+
+class Profile(StrictSettings):
+    """A whole experiment. Stages whose section is ``None`` are not run."""
+
+    OPERATIONAL = {"project_dir": "where state lives, not what is computed",
+                   "tracking": "where results are logged, not what is computed"}
+
+    name: str
+    project_dir: str | None = None
+    tracking: TrackingSettings = Field(default_factory=TrackingSettings)
+    evaluation: EvaluationSettings | None = None
+    audit: AuditSettings | None = None
+    data: DataSettings | None = None
+    sft: SFTSettings | None = None
+    grpo: GRPOStageSettings | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_simple(cls, value: str) -> str:
+        if not value or any(c in value for c in "/\\ "):
+            raise ValueError("name must be non-empty, without spaces or slashes")
+        return value
+
+    @model_validator(mode="after")
+    def _cross_section_rules(self) -> "Profile":
+        problems = data_problems(self) + grpo_problems(self) + audit_problems(self)
+        if problems:
+            raise ValueError(join_problems(problems))
+        return self
+
+    def path(self, value: str | None) -> Path | None:
+        """A path of this profile: absolute as given, else relative to the project directory."""
+        return resolve_path(value, self.project_dir)
+
+    def with_absolute_paths(self) -> "Profile":
+        """A copy whose every path field (and every model that is a local directory) is absolute.
+
+        Relative paths in a profile are relative to the project directory; a flow
+        makes them absolute once, so no task or component resolves paths again.
+        """
+        base = Path(self.project_dir or ".").resolve()
+        return self.model_copy(update={"project_dir": str(base), **absolute_paths(self, base)})
+
+
+def absolute_paths(section: StrictSettings, base: Path) -> dict:
+    """``model_copy`` updates making every ``ProjectPath`` field of ``section`` (recursively) absolute."""
+    updates: dict = {}
+    for name in type(section).model_fields:
+        value = section.__dict__[name]
+        if isinstance(value, str) and is_path_field(type(section), name):
+            updates[name] = str(resolve_path(value, base))
+        elif isinstance(value, ModelSettings) and (base / value.model).is_dir():
+            updates[name] = value.model_copy(update={"model": str(base / value.model), **absolute_paths(value, base)})
+        elif isinstance(value, StrictSettings):
+            updates[name] = value.model_copy(update=absolute_paths(value, base))
+        elif isinstance(value, list) and value and isinstance(value[0], StrictSettings):
+            updates[name] = [item.model_copy(update=absolute_paths(item, base)) for item in value]
+    return updates
+
+
+def join_problems(problems: list[str]) -> str:
+    """Several problems as one message, one per line (pydantic keeps a validator's message whole)."""
+    return problems[0] if len(problems) == 1 else "\n".join([f"{len(problems)} problems:", *problems])
+
+
+def resolve_path(value: str | Path | None, base_dir: str | Path | None) -> Path | None:
+    """``value`` when absolute (``~`` expanded), else relative to ``base_dir`` (the current directory if ``None``).
+
+    >>> str(resolve_path("../data/x.json", "/project/runs")), resolve_path(None, "/p")
+    ('/project/data/x.json', None)
+    """
+    if value is None:
+        return None
+    candidate = Path(value).expanduser()
+    if not candidate.is_absolute():
+        candidate = Path(base_dir or ".").resolve() / candidate
+    return Path(os.path.normpath(candidate))
+
+
+def data_problems(profile: Profile) -> list[str]:
+    """Source/evaluation overlap and where the rejection-sampling policy comes from."""
+    data, problems = profile.data, []
+    if data is None:
+        return problems
+    sources = importlib.import_module("components.data.sources")  # looked up when validated; see settings.base
+    benchmarks = profile.evaluation.benchmarks if profile.evaluation else []
+    for name in sources.source_overlaps(data.source, benchmarks):
+        problems.append(f"data.source: {name!r} is both the source of training queries and an evaluation "
+                        "benchmark of this profile; drop it from evaluation.benchmarks or use another source")
+    if data.rejection is not None and data.rejection.policy is None and profile.sft is None:
+        problems.append("data.rejection.policy: null means the SFT model, but the profile has no sft section; "
+                        "add one or give data.rejection.policy")
+    return problems
+
+
+def grpo_problems(profile: Profile) -> list[str]:
+    """GRPO needs a model and a dataset: from its section, or from the stages before it."""
+    grpo, problems = profile.grpo, []
+    if grpo is None:
+        return problems
+    if grpo.model is None and profile.sft is None:
+        problems.append("grpo.model: unset and the profile has no sft section to train from; set grpo.model")
+    if grpo.model is not None and profile.sft is not None:
+        if grpo.model.model != profile.sft.model.model or grpo.model.adapter is not None:
+            problems.append(f"grpo.model: GRPO trains the SFT model of this profile (base {profile.sft.model.model!r} "
+                            "plus the trained adapter); set grpo.model.model to sft.model.model and leave its adapter "
+                            "unset, or drop the sft section to train another model")
+    if grpo.dataset is None and (profile.data is None or profile.data.rejection is None):
+        problems.append("grpo.dataset: unset and the profile has no data.rejection section to build the RL set; "
+                        "set grpo.dataset")
+    return problems
+
+
+def audit_problems(profile: Profile) -> list[str]:
+    """Where the audited generations come from, the stress table's languages, the probe's prompt style."""
+    audit, problems = profile.audit, []
+    if audit is None:
+        return problems
+    if audit.generations is None and profile.evaluation is None:
+        problems.append("audit.generations: unset, and the profile has no evaluation section to generate from")
+    style = profile.evaluation.prompt.style if profile.evaluation is not None else None
+    if audit.probe and audit.number_only_generations is None and style not in (None, *PROBE_STYLES):
+        problems.append(f"audit.probe: the number-only probe rewrites the instruction of prompt styles "
+                        f"{' or '.join(PROBE_STYLES)} (evaluation.prompt.style is {style!r}); set "
+                        "audit.probe=false or audit.number_only_generations")
+    return problems + stress_table_problems(profile)
+
+
+def stress_table_problems(profile: Profile) -> list[str]:
+    """A stress table given by a relative path: readable, and holding every language asked for."""
+    audit = profile.audit
+    if audit.stress_table is None or Path(audit.stress_table).expanduser().is_absolute():
+        return []  # checked by the section itself
+    try:
+        languages = stress_table_languages(str(profile.path(audit.stress_table)))
+    except (OSError, ValueError, yaml.YAMLError) as error:
+        return [f"audit.stress_table: {error}"]
+    return [f"audit.stress_languages.{i}: {unknown_name_message('stress-table language', lang, languages)}"
+            for i, lang in enumerate(audit.stress_languages) if lang not in languages]

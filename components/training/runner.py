@@ -1,0 +1,230 @@
+"""What SFT and GRPO share: the job a task hands to a trainer process, how that process is launched,
+how a checkpoint is marked complete, where metrics go and how they are read back, how a model is loaded.
+
+Each training stage runs in its own process: memory is freed when the stage
+ends, and the same command scales to several GPUs through accelerate/DeepSpeed
+configs. The task writes a ``TrainingJob`` to ``<out>/job.json`` and runs::
+
+    accelerate launch --config_file profiles/accelerate/<name>.yaml -m components.training \
+        --job <out>/job.json --out <out> [--phase train|rollouts]
+
+(plain ``python -m components.training …`` without an accelerate config).
+
+* A checkpoint counts as complete only once ``checkpoint_complete.json`` is in
+  it: ``MarkCompleteCallback`` is added after every other callback, so it is
+  written after the trainer state, the curriculum and the reference resets. A
+  process killed during a save leaves a checkpoint without the marker, which a
+  restart skips (``last_complete_checkpoint``).
+* Metrics: ``MetricsJsonlCallback`` (``components.training.callbacks``) appends
+  one JSON line per log event to ``<out>/metrics.jsonl`` on the main process;
+  ``read_metrics`` reads them back for the task that logs them to MLflow,
+  skipping a line torn by a killed process and merging lines of one step.
+* Precision follows the model settings: ``auto`` is bfloat16 on CUDA and
+  float32 on CPU; trl then trains with ``bf16`` mixed precision exactly when the
+  weights are bfloat16 on CUDA (trl refuses ``bf16`` on CPU).
+
+>>> launch_command("py", None, Path("j.json"), Path("o"))
+['py', '-m', 'components.training', '--job', 'j.json', '--out', 'o', '--phase', 'train']
+>>> launch_command("py", Path("cpu.yaml"), Path("j.json"), Path("o"), cpu_threads=1)[1:7]
+['-m', 'accelerate.commands.launch', '--config_file', 'cpu.yaml', '--num_cpu_threads_per_process', '1']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from components.settings import GRPOStageSettings, LoraSettings, ModelSettings, SFTSettings
+from components.training.callbacks import _Callback, checkpoint_dir
+
+COMPLETE_MARKER = "checkpoint_complete.json"
+CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+SHIPPED_ACCELERATE = Path(__file__).resolve().parents[2] / "profiles" / "accelerate"
+
+
+class TrainingJob(BaseModel):
+    """What a task hands to a trainer process: the stage's settings and resolved input paths."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stage: Literal["sft", "grpo"]
+    sft: SFTSettings | None = None
+    grpo: GRPOStageSettings | None = None
+    model: str
+    adapter: str | None = None
+    dataset: str
+
+    @model_validator(mode="after")
+    def _one_section(self) -> "TrainingJob":
+        if (self.sft is None) != (self.stage == "grpo") or (self.grpo is None) != (self.stage == "sft"):
+            raise ValueError(f"a {self.stage} job carries exactly its own section")
+        return self
+
+    @property
+    def settings(self) -> SFTSettings | GRPOStageSettings:
+        return self.sft if self.stage == "sft" else self.grpo
+
+    @property
+    def model_settings(self) -> ModelSettings:
+        """The trained model's settings (dtype, device, chat template) with the resolved path."""
+        section = self.settings.model or ModelSettings()
+        return section.model_copy(update={"model": self.model, "adapter": self.adapter, "gguf_file": None})
+
+
+def write_job(job: TrainingJob, out_dir: Path) -> Path:
+    """``<out_dir>/job.json``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "job.json"
+    path.write_text(job.model_dump_json(indent=1), encoding="utf-8")
+    return path
+
+
+def read_job(path: str | Path) -> TrainingJob:
+    return TrainingJob.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+
+def accelerate_config_path(name: str) -> Path:
+    """A shipped config (``profiles/accelerate/<name>.yaml``) or a path to one.
+
+    >>> accelerate_config_path("cpu").name
+    'cpu.yaml'
+    """
+    candidate = Path(name).expanduser()
+    if candidate.suffix in (".yaml", ".yml"):
+        return candidate
+    shipped = SHIPPED_ACCELERATE / f"{name}.yaml"
+    if not shipped.is_file():
+        known = sorted(p.stem for p in SHIPPED_ACCELERATE.glob("*.yaml"))
+        raise ValueError(f"unknown accelerate config {name!r} (shipped: {', '.join(known)})")
+    return shipped
+
+
+def launch_command(python: str, accelerate_config: Path | None, job_path: Path, out_dir: Path,
+                   phase: str = "train", cpu_threads: int | None = None) -> list[str]:
+    """``accelerate launch`` of the training entry point (same interpreter, so the same environment)."""
+    tail = ["-m", "components.training", "--job", str(job_path), "--out", str(out_dir), "--phase", phase]
+    if accelerate_config is None:
+        return [python, *tail]
+    threads = ["--num_cpu_threads_per_process", str(cpu_threads)] if cpu_threads else []
+    return [python, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config), *threads, *tail]
+
+
+def job_launch_command(python: str, job: TrainingJob, job_path: Path, out_dir: Path, phase: str = "train") -> list[str]:
+    """``launch_command`` with the stage's accelerate config and thread count."""
+    settings = job.settings
+    config = accelerate_config_path(settings.accelerate_config) if settings.accelerate_config else None
+    return launch_command(python, config, job_path, out_dir, phase, settings.cpu_threads)
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+class MarkCompleteCallback(_Callback):
+    """Added last: marks a checkpoint whose every part is on disk.
+
+    ``abort_after`` ends the process abruptly (``os._exit``) once checkpoint N is
+    written: the crash a resume test needs.
+    """
+
+    def __init__(self, abort_after: int | None = None) -> None:
+        self.abort_after = abort_after
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            (checkpoint_dir(args, state) / COMPLETE_MARKER).write_text(json.dumps({"step": state.global_step}))
+        if self.abort_after is not None and state.global_step >= self.abort_after:
+            os._exit(75)
+
+
+def last_complete_checkpoint(directory: Path) -> Path | None:
+    """The highest ``checkpoint-N`` under ``directory`` that holds the completion marker.
+
+    >>> last_complete_checkpoint(Path("/nonexistent")) is None
+    True
+    """
+    if not directory.is_dir():
+        return None
+    complete = [(int(m.group(1)), path) for path in directory.iterdir()
+                if (m := CHECKPOINT.match(path.name)) and (path / COMPLETE_MARKER).is_file()]
+    return max(complete)[1] if complete else None
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """Records of ``metrics.jsonl`` by step (lines of one step merged, later values win); a torn line is skipped.
+
+    After a resume the callback drops lines past the checkpoint, and the steps are
+    logged again; merging by step also folds trl's end-of-training summary into
+    the last step.
+    """
+    path = Path(path)
+    by_step: dict[int, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:  # torn by a killed process: that step is logged again on resume
+                continue
+            by_step.setdefault(int(row.get("step", 0)), {}).update(row)
+    return [by_step[step] for step in sorted(by_step)]
+
+
+# ---------------------------------------------------------------- models
+
+
+def resolve_device(model: ModelSettings) -> str:
+    """``cuda`` when asked, or ``auto`` with a GPU visible; else ``cpu``."""
+    import torch
+
+    if model.device != "auto":
+        return model.device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(model: ModelSettings, device: str) -> str:
+    """The weights' dtype name: as configured, or ``auto`` = bfloat16 on CUDA, float32 on CPU.
+
+    >>> resolve_dtype(ModelSettings(), "cpu"), resolve_dtype(ModelSettings(dtype="float16"), "cpu")
+    ('float32', 'float16')
+    """
+    if model.dtype != "auto":
+        return model.dtype
+    return "bfloat16" if device == "cuda" else "float32"
+
+
+def mixed_precision_bf16(model: ModelSettings, device: str) -> bool:
+    """trl's ``bf16`` flag: bfloat16 weights on CUDA (trl refuses it on CPU)."""
+    return device == "cuda" and resolve_dtype(model, device) == "bfloat16"
+
+
+def load_model(model: ModelSettings, device: str, *, padding_side: str = "right") -> tuple[Any, Any]:
+    """Weights (with ``model.adapter`` merged in when given) and a tokenizer that pads."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    weights = AutoModelForCausalLM.from_pretrained(model.model, dtype=getattr(torch, resolve_dtype(model, device)))
+    if model.adapter:
+        from peft import PeftModel
+
+        weights = PeftModel.from_pretrained(weights, model.adapter).merge_and_unload()
+    adapter_tokenizer = model.adapter and (Path(model.adapter) / "tokenizer_config.json").is_file()
+    tokenizer = AutoTokenizer.from_pretrained(model.adapter if adapter_tokenizer else model.model,
+                                              padding_side=padding_side)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return weights, tokenizer
+
+
+def lora_config(lora: LoraSettings):
+    """peft ``LoraConfig`` for a causal LM."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                      target_modules=lora.target_modules, task_type="CAUSAL_LM")
