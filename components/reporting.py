@@ -1,10 +1,13 @@
 """Turn one benchmark's scores into MLflow-ready metrics, a language table and a plot.
 
-Metric keys follow ``evaluation/<benchmark>/<lang>/<metric>`` plus the
-``in_domain``/``out_of_domain``/``overall`` averages and AdaMame's resource
-levels (table 14). MMATH's accuracy is the macro average over its four sources
-(MATH500, AIME2024, AIME2025, CNMO), as the MMATH paper reports it; the
-per-source accuracies are logged too. No ``@``/``&`` in names.
+Metric keys follow ``evaluation/<benchmark>/<lang or group>/<metric>`` (no ``@``/``&``): every
+numeric value of each language cell and of ``overall`` (``scoring.score_rows``'
+``aggregate``) and of each language group (its ``groups``, computed with the profile's
+in-domain languages at scoring time). Reporting computes no metric: the numbers, MMATH's
+macro average over its subsets included, come from ``components.metrics.aggregate``. A cell
+under a macro rule adds each subset's values as ``<metric>_<subset>`` (``accuracy_math500``)
+and the row-pooled values as ``<metric>_micro``. The language table's columns are the
+metric table's columns (``components.metrics.table.COLUMNS``).
 
 ``write_report`` renders everything a benchmark logs into one directory (metrics,
 language table, joined generations, the PNG), so the flow can cache rendering
@@ -12,19 +15,22 @@ like any other stage and a cached re-run only uploads files.
 
 >>> key("mgsm", "fr", "pass_at_1")
 'evaluation/mgsm/fr/pass_at_1'
+>>> cell_metrics({"accuracy": 0.5, "pass_at_4": None, "n_rows": 3, "macro_over": "source",
+...               "subsets": {"AIME 2024": {"accuracy": 1.0}}, "pooled": {"accuracy": 0.25}})
+{'accuracy': 0.5, 'n_rows': 3.0, 'accuracy_aime_2024': 1.0, 'accuracy_micro': 0.25}
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-MACRO_OVER_SOURCES = {"mmath"}
+from components.metrics.table import COLUMNS
+
 METRICS_FILE, LANGUAGES_FILE, FIGURE_FILE = "metrics.json", "languages.json", "accuracy_vs_lcpr.png"
-TABLE_METRICS = ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
 
 
 def key(benchmark: str, group: str, metric: str) -> str:
@@ -35,31 +41,16 @@ def _row_key(row: Mapping[str, Any]) -> tuple:
     return (str(row.get("id")), row.get("lang"), row.get("sample_index") or 0)
 
 
-def source_accuracy(generations: Sequence[Mapping[str, Any]], scored: Sequence[Mapping[str, Any]]) -> dict:
-    """Accuracy per (lang, source) and its macro average per language.
+def _suffix(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
-    >>> gens = [{"id": "1", "lang": "en", "sample_index": 0, "source": "A"},
-    ...         {"id": "2", "lang": "en", "sample_index": 0, "source": "A"},
-    ...         {"id": "3", "lang": "en", "sample_index": 0, "source": "B"}]
-    >>> rows = [{"id": "1", "lang": "en", "sample_index": 0, "correct": True},
-    ...         {"id": "2", "lang": "en", "sample_index": 0, "correct": False},
-    ...         {"id": "3", "lang": "en", "sample_index": 0, "correct": True}]
-    >>> source_accuracy(gens, rows)["en"]["macro"]
-    0.75
-    """
-    sources = {_row_key(g): g.get("source") for g in generations}
-    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for row in scored:
-        source = sources.get(_row_key(row))
-        if source is None:
-            continue
-        cell = counts[row["lang"]][source]
-        cell[0] += int(bool(row.get("correct")))
-        cell[1] += 1
-    out: dict[str, dict[str, float]] = {}
-    for lang, per_source in counts.items():
-        accuracies = {source: hits / total for source, (hits, total) in per_source.items()}
-        out[lang] = {**accuracies, "macro": sum(accuracies.values()) / len(accuracies)}
+
+def cell_metrics(cell: Mapping[str, Any]) -> dict[str, float]:
+    """The numeric values of one language or group cell, subsets and pooled values suffixed."""
+    out = {name: float(value) for name, value in cell.items() if _numeric(value)}
+    for subset, values in (cell.get("subsets") or {}).items():
+        out.update({f"{name}_{_suffix(subset)}": float(v) for name, v in values.items() if _numeric(v)})
+    out.update({f"{name}_micro": float(v) for name, v in (cell.get("pooled") or {}).items() if _numeric(v)})
     return out
 
 
@@ -106,44 +97,18 @@ class BenchmarkReport:
         return fig
 
 
-def benchmark_report(benchmark: str, generations: Sequence[Mapping[str, Any]], result: Mapping[str, Any],
-                     in_domain: Sequence[str]) -> BenchmarkReport:
+def benchmark_report(benchmark: str, result: Mapping[str, Any]) -> BenchmarkReport:
     """Metrics per language, per group and overall, plus the per-language table."""
     report = BenchmarkReport(benchmark)
-    aggregate = dict(result.get("aggregate", {}))
-    if benchmark in MACRO_OVER_SOURCES:
-        aggregate = _with_macro_accuracy(aggregate, source_accuracy(generations, result.get("rows", [])), report)
-    for group, values in aggregate.items():
-        for metric, value in values.items():
-            if _numeric(value):
-                report.metrics[key(benchmark, group, metric)] = float(value)
-    for group, values in (result.get("groups") or {}).items():
-        for metric, value in (values or {}).items():
-            if _numeric(value):
-                report.metrics[key(benchmark, group, metric)] = float(value)
+    cells = {**(result.get("aggregate") or {}), **(result.get("groups") or {})}
+    for name, cell in cells.items():
+        for metric, value in cell_metrics(cell).items():
+            report.metrics[key(benchmark, name, metric)] = value
     report.language_table = [
-        {"lang": lang, **{m: values.get(m) for m in TABLE_METRICS}, "n_rows": values.get("n_rows")}
-        for lang, values in aggregate.items()
+        {"lang": lang, **{m: values.get(m) for m in COLUMNS}, "n_rows": values.get("n_rows")}
+        for lang, values in (result.get("aggregate") or {}).items()
     ]
     return report
-
-
-def _with_macro_accuracy(aggregate: dict, per_source: dict, report: BenchmarkReport) -> dict:
-    out = {}
-    for group, values in aggregate.items():
-        values = dict(values)
-        if group in per_source:
-            values["accuracy_micro"] = values.get("accuracy")
-            values["accuracy"] = per_source[group]["macro"]
-            for source, accuracy in per_source[group].items():
-                if source != "macro":
-                    report.metrics[key(report.benchmark, group, f"accuracy_{source.lower()}")] = accuracy
-        out[group] = values
-    macro = [v["macro"] for v in per_source.values()]
-    if "overall" in out and macro:
-        out["overall"] = {**out["overall"], "accuracy_micro": out["overall"].get("accuracy"),
-                          "accuracy": sum(macro) / len(macro)}
-    return out
 
 
 def generations_file(benchmark: str) -> str:
@@ -151,8 +116,8 @@ def generations_file(benchmark: str) -> str:
     return f"{benchmark}_generations.jsonl"
 
 
-def write_report(benchmark: str, generations_path: str | Path, scores_path: str | Path, out_dir: str | Path,
-                 in_domain: Sequence[str]) -> BenchmarkReport:
+def write_report(benchmark: str, generations_path: str | Path, scores_path: str | Path,
+                 out_dir: str | Path) -> BenchmarkReport:
     """Render one benchmark's report into ``out_dir``: metrics, language table, generations, PNG."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -160,7 +125,7 @@ def write_report(benchmark: str, generations_path: str | Path, scores_path: str 
 
     generations = [row for _, row in read_jsonl_rows(generations_path)[0]]  # bad lines: counted by scoring
     result = json.loads(Path(scores_path).read_text(encoding="utf-8"))
-    report = benchmark_report(benchmark, generations, result, in_domain=in_domain)
+    report = benchmark_report(benchmark, result)
     table = report.generations_table(generations, result)
     (out / generations_file(benchmark)).write_text(
         "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in table), encoding="utf-8")

@@ -1,9 +1,13 @@
 """Score generation rows: correctness, LCPR, SLC, TTC per row, then corpus metrics per language.
 
-The ``polyreason score`` driver (issue 2). Rows are ``{"id", "lang", "gold", "completion"}``
-plus optional ``benchmark``, ``sample_index``, ``max_context``, ``num_tokens``. The completion
-is split at ``</think>`` (``components.verification.split_think``); language metrics look at the
-reasoning trace, the verifier at the whole completion, TTC at the whole completion.
+The ``polyreason score`` driver. Rows are ``{"id", "lang", "gold", "completion"}`` plus
+optional ``benchmark``, ``source`` (a benchmark's subset, e.g. MMATH's MATH500), ``sample_index``,
+``max_context``, ``num_tokens``. The completion is split at ``</think>``
+(``components.verification.split_think``); language metrics look at the reasoning trace, the
+verifier at the whole completion, TTC at the whole completion. A scored row holds the row
+fields the metric table reads (``components.metrics.table.ROW_FIELDS``), the verdict's
+``extracted``/``normalized`` answer, and the row's identity (``source`` only when given);
+``components.metrics.aggregate`` turns them into corpus metrics.
 
 Bad input never stops a run: a row that is not JSON, lacks a field, has a field of the wrong
 type or an unknown language becomes an entry of ``errors`` naming file, line and field, and
@@ -20,6 +24,7 @@ distinct line, step and trace is detected once, in lingua's parallel batch API.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +33,7 @@ from typing import Any
 
 from components.language import MemoDetector, clean_paragraphs, detect_block, get_detector, is_supported
 from components.metrics import aggregate
+from components.metrics.table import ROW_FIELDS
 from components.metrics.lcpr import RULES as LCPR_RULES
 from components.metrics.lcpr import english_words_pass, line_units, load_english_words, units_pass, word_pass
 from components.metrics.slc import SLC_THRESHOLD, share_in_language, slc_and_acc, step_units
@@ -38,7 +44,7 @@ SCORE_FIELDS = ("id", "lang", "gold", "completion")
 VERIFY_FIELDS = ("id", "lang", "gold", "answer")
 _NUMBER_FIELDS = ("id", "gold")  # strings, or numbers turned into strings
 _OPTIONAL: dict[str, tuple[type, int | None]] = {  # field -> (type, smallest value)
-    "benchmark": (str, None), "sample_index": (int, 0), "max_context": (int, 1), "num_tokens": (int, 0),
+    "benchmark": (str, None), "source": (str, None), "sample_index": (int, 0), "max_context": (int, 1), "num_tokens": (int, 0),
 }
 _CHUNK = 512  # rows detected per lingua batch
 
@@ -146,13 +152,14 @@ def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoD
     scored = []
     for row, trace, row_units in zip(rows, traces, units, strict=True):
         verdict = _verdict(verify, row["completion"], row, extract=True)
-        language = _language_scores(trace, row["lang"], detector, rule, words, row_units)
-        scored.append({
-            "id": row["id"], "lang": row["lang"], "benchmark": row.get("benchmark"),
-            "sample_index": row.get("sample_index"), **verdict, **language,
-            "slc_and_acc": slc_and_acc(verdict["correct"], language["slc"], slc_threshold),
-            "ttc": _ttc(row, max_context), "ttc_chars": ttc_chars(row["completion"]),
-        })
+        values = {**verdict, **_language_scores(trace, row["lang"], detector, rule, words, row_units),
+                  "ttc": _ttc(row, max_context), "ttc_chars": ttc_chars(row["completion"])}
+        values["slc_and_acc"] = slc_and_acc(verdict["correct"], values["slc"], slc_threshold)
+        identity = {"id": row["id"], "lang": row["lang"], "benchmark": row.get("benchmark"),
+                    **({"source": row["source"]} if row.get("source") is not None else {}),
+                    "sample_index": row.get("sample_index")}
+        scored.append({**identity, "extracted": verdict["extracted"], "normalized": verdict["normalized"],
+                       **{field: values[field] for field in ROW_FIELDS}})
     return scored
 
 
@@ -161,11 +168,14 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
                max_context: int | None = None, pass_k: Sequence[int] = (1,),
                in_domain: Sequence[str] = aggregate.IN_DOMAIN_LANGUAGES, source: str = "<rows>",
                line_numbers: Sequence[int] | None = None) -> dict[str, Any]:
-    """Score generation rows; returns ``{"rows", "aggregate", "groups", "by_benchmark", "errors"}``.
+    """Score generation rows; returns ``{"rows", "aggregate", "groups", "by_benchmark", "notes", "errors"}``.
 
-    ``aggregate`` maps each language and ``"overall"`` to its metrics; ``groups`` holds the
-    macro means over in-domain / out-of-domain / resource-level groups; ``max_context`` is used
-    for rows without their own. ``words_path`` is required by ``lcpr_rule="lcb"``.
+    ``aggregate`` maps each language and ``"overall"`` to its metrics (under the benchmark's
+    macro rule, ``components.metrics.aggregate``); ``groups`` holds the means of the
+    per-language values over ``in_domain`` / out-of-domain / resource-level groups; ``notes``
+    names metrics left ``None`` for lack of samples (pass@k with k above a problem's samples).
+    ``max_context`` is used for rows without their own. ``words_path`` is required by
+    ``lcpr_rule="lcb"``.
     """
     if lcpr_rule not in LCPR_RULES:
         raise ValueError(f"unknown lcpr_rule {lcpr_rule!r}; known: {list(LCPR_RULES)}")
@@ -185,6 +195,7 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
         "aggregate": per_lang,
         "groups": aggregate.group_means(per_lang, in_domain),
         "by_benchmark": _by_benchmark(scored, per_lang, pass_k),
+        "notes": aggregate.notes(per_lang),
         "errors": errors,
     }
 
@@ -192,7 +203,7 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
 def _by_benchmark(scored: list[dict], per_lang: dict[str, dict], pass_k: Sequence[int]) -> dict[str, dict]:
     benchmarks = {row["benchmark"] or "default" for row in scored}
     if len(benchmarks) == 1:  # the same numbers as per_lang; copied so the tables stay independent
-        return {benchmarks.pop(): {lang: dict(values) for lang, values in per_lang.items()}}
+        return {benchmarks.pop(): copy.deepcopy(per_lang)}
     return aggregate.per_benchmark(scored, pass_k=pass_k)
 
 

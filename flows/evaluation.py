@@ -51,7 +51,7 @@ def evaluation_flow(profile: Profile) -> dict:
                 loaded["items"], prompts["prompts"], section.model, model["fingerprint"], section.sampling,
                 str(project), cache_dir, prompts["stop"], return_state=True))
             score_state, scores = _state_result(score_task(generations, section.scoring, str(project), return_state=True))
-            report = report_task(benchmark.name, generations, scores, section.scoring.in_domain, str(project))
+            report = report_task(benchmark.name, generations, scores, str(project))
             logged = log_benchmark_task(run, benchmark.name, report, scores, loaded["errors"])
             summary["benchmarks"][benchmark.name] = {
                 "generations": generations.path, "scores": scores.path, "report": report.path,

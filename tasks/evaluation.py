@@ -84,21 +84,20 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: 
     result = score_file(
         generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
         max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
+        in_domain=scoring.in_domain,
     )
     out = artifact_dir(project_dir, "scores", fingerprint([generations.fingerprint, scoring])) / "scores.json"
     out.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")
     return ArtifactRef(str(out), file_fingerprint(out), {"errors": len(result.get("errors", []))})
 
 
-@task(name="report", cache_policy=component_cache_policy("components.reporting"), **CACHED)
-def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, in_domain: list[str],
-                project_dir: str) -> ArtifactRef:
-    """Render the benchmark's metrics, tables and plot into a content-addressed directory."""
+@task(name="report", cache_policy=component_cache_policy("components.reporting", "components.metrics"), **CACHED)
+def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, project_dir: str) -> ArtifactRef:
+    """Render the benchmark's metrics, tables and plot (groups as scored) into a content-addressed directory."""
     from components.reporting import write_report
 
-    out = artifact_dir(project_dir, "reports", fingerprint([benchmark, generations.fingerprint,
-                                                             scores.fingerprint, in_domain]))
-    report = write_report(benchmark, generations.path, scores.path, out, in_domain=in_domain)
+    out = artifact_dir(project_dir, "reports", fingerprint([benchmark, generations.fingerprint, scores.fingerprint]))
+    report = write_report(benchmark, generations.path, scores.path, out)
     return ArtifactRef(str(out), fingerprint(report.metrics), {"languages": report.language_table})
 
 

@@ -1,33 +1,39 @@
-"""Corpus metrics from scored rows: per language, per benchmark, and language groups.
+"""Corpus metrics from scored rows: per language, overall, per benchmark and language groups.
 
-Groups follow AdaMame §4 and table 14: in-domain (training) languages, by default
-fr pt ja ko th, against all others present; resource levels low (th bn sw te), mid
-(ja ko pt ru de), high (fr en es zh). Per-language numbers pool that language's rows; group
-numbers (and ``all``) are the macro mean over the group's languages present, as AdaMame's
-tables average languages, of the metrics every member reports (a ``pass_at_4`` missing in one
-language is not averaged over the others). ``overall`` pools every row.
+What each metric is over one set of rows is defined in ``components.metrics.table``; this
+module decides which rows go together, by one rule for every metric:
 
-A scored row carries ``lang``, ``id``, ``correct`` and optionally ``benchmark``, ``line_pass``,
-``word_pass``, ``slc``, ``slc_and_acc``, ``lang_detected``, ``ttc``, ``ttc_chars`` (``None`` = not
-applicable, left out of that mean). Definitions:
+* **A cell** (``summarize``) splits its rows by benchmark. A benchmark that declares a macro
+  rule (``table.MACRO_RULES``; MMATH: the ``source`` field, its four subsets) gets each
+  metric computed on each subset and the subsets averaged with equal weight, as the MMATH
+  paper reports its numbers; any other benchmark pools its rows. Rows of several benchmarks
+  in one cell (a mixed score file) are averaged over benchmarks with equal weight. Rows
+  without the subset field form one subset of their own (``"unspecified"``).
+* **Per language**: the cell of that language's rows. **overall**: the cell of all rows
+  pooled over languages (the subset rule then sees every language's rows of a subset at once).
+* **Groups** (``all``, ``in_domain``, ``out_of_domain``, and AdaMame's resource levels of
+  table 14: low th bn sw te, mid ja ko pt ru de, high fr en es zh): the mean of the
+  per-language values of the group's languages present, as AdaMame's tables average
+  languages; a group cell lists its ``languages``.
+* ``None`` means nothing to judge (a language whose traces hold no letter has no LPR): means
+  over subsets, benchmarks and languages leave such parts out, except for metrics whose value
+  is missing rather than inapplicable (pass@k): there the mean is ``None`` too.
+* pass@k needs k samples of every problem. When a cell has problems with fewer, its
+  ``pass_at_<k>`` is ``None``, ``n_short_pass_at_<k>`` counts those problems, and ``notes``
+  turns the counts into messages (nothing is dropped silently).
 
-* ``accuracy``: mean correctness over rows; samples of one problem are grouped by
-  ``(benchmark, lang, id)`` (ids are shared across languages, records.py), and ``pass_at_<k>``
-  (unbiased) is reported for each requested k when every
-  problem has at least k samples; ``avg_at_<n>`` is the mean over problems of their mean
-  correctness when all problems have n samples (``avg_at_n`` if the counts differ).
-* ``lpr``: share of rows with a line-level verdict that pass; ``wpr``: share of rows passing the
-  line level whose word level passes (AdaMame C.3); ``lcpr``: their harmonic mean, 0 when
-  ``lpr`` is 0, and ``lpr`` itself when the word level applies to no row (rule ``lcb`` on
-  Latin-script languages).
-* ``slc``: mean SLC; ``slc_and_acc``: share of all rows that are correct with SLC >= threshold;
-  ``language_consistency``: share of rows whose detected trace language is the query language.
+A cell under a macro rule also carries ``macro_over`` (the field), ``subsets`` (each subset's
+pooled values and counts) and ``pooled`` (every metric over all the cell's rows pooled, the
+number a row-weighted report would give). Counts: ``n_rows``, ``n_problems`` (a problem is
+``(benchmark, lang, id)``).
 
 >>> rows = [{"lang": "fr", "id": "a", "correct": True, "line_pass": True, "word_pass": False},
 ...         {"lang": "fr", "id": "a", "correct": False, "line_pass": False, "word_pass": True}]
->>> s = summarize(rows, pass_k=(1, 2))
+>>> s = summarize(rows, pass_k=(1, 2, 3))
 >>> s["accuracy"], s["pass_at_1"], s["pass_at_2"], s["avg_at_2"], s["lpr"], s["wpr"], s["lcpr"]
 (0.5, 0.5, 1.0, 0.5, 0.5, 0.0, 0.0)
+>>> s["pass_at_3"], s["n_short_pass_at_3"], notes({"fr": s})
+(None, 1, ['fr: pass_at_3 is None: 1 of 1 problems have fewer than 3 samples'])
 >>> sorted(language_groups(["fr", "en", "th", "xx"]).items())[:3]
 [('all', ['en', 'fr', 'th', 'xx']), ('high', ['en', 'fr']), ('in_domain', ['fr', 'th'])]
 """
@@ -38,8 +44,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.metrics.accuracy import avg_at_key, pass_at_k, pass_at_key
-from components.metrics.lcpr import lcpr_from_rates
+from components.metrics.table import Metric, macro_field, mean, metric_for, metrics, problems
 
 IN_DOMAIN_LANGUAGES: tuple[str, ...] = ("fr", "pt", "ja", "ko", "th")
 RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
@@ -47,69 +52,71 @@ RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
     "mid": ("ja", "ko", "pt", "ru", "de"),
     "high": ("fr", "en", "es", "zh"),
 }
+UNSPECIFIED = "unspecified"
+SHORT_PREFIX = "n_short_"
 
 Row = Mapping[str, Any]
+Parts = dict[Any, dict[str, list[Row]]]  # benchmark -> subset -> rows
 
 
-def _mean(values: Iterable[Any]) -> float | None:
-    kept = [float(v) for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
-
-
-def _problem(row: Row) -> tuple[Any, Any, Any]:
-    return row.get("benchmark"), row["lang"], row["id"]
-
-
-def _accuracy_metrics(rows: Sequence[Row], pass_k: Sequence[int]) -> dict[str, float | None]:
-    problems: dict[tuple[Any, Any, Any], list[bool]] = defaultdict(list)
+def _parts(rows: Sequence[Row]) -> Parts:
+    parts: Parts = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        problems[_problem(row)].append(bool(row["correct"]))
-    counts = {len(samples) for samples in problems.values()}
-    out: dict[str, float | None] = {"accuracy": _mean(bool(row["correct"]) for row in rows)}
-    for k in pass_k:
-        if counts and min(counts) >= k:
-            out[pass_at_key(k)] = _mean(pass_at_k(len(s), sum(s), k) for s in problems.values())
-    avg_name = avg_at_key(counts.pop()) if len(counts) == 1 else "avg_at_n"
-    out[avg_name] = _mean(sum(s) / len(s) for s in problems.values())
-    return out
+        field = macro_field(row.get("benchmark"))
+        subset = "" if field is None else str(row.get(field) or UNSPECIFIED)
+        parts[row.get("benchmark")][subset].append(row)
+    return parts
 
 
-def _language_metrics(rows: Sequence[Row]) -> dict[str, float | None]:
-    lpr = _mean(row.get("line_pass") for row in rows)
-    wpr = _mean(row.get("word_pass") for row in rows if row.get("line_pass") is True)
-    if lpr is None:
-        lcpr = None
-    elif wpr is None:
-        lcpr = 0.0 if lpr == 0 else lpr
-    else:
-        lcpr = lcpr_from_rates(lpr, wpr)
-    consistency = (
-        None if row.get("lang_detected") is None else row["lang_detected"] == row["lang"] for row in rows
-    )
-    return {
-        "lpr": lpr, "wpr": wpr, "lcpr": lcpr,
-        "slc": _mean(row.get("slc") for row in rows),
-        "slc_and_acc": _mean(bool(row.get("slc_and_acc")) for row in rows),
-        "language_consistency": _mean(consistency),
-    }
+def _combine(metric: Metric, values: Sequence[float | None]) -> float | None:
+    if not metric.skip_none and any(value is None for value in values):
+        return None
+    return mean(values)
+
+
+def _value(metric: Metric, parts: Parts) -> float | None:
+    per_benchmark = [_combine(metric, [metric.compute(rows) for rows in subsets.values()])
+                     for subsets in parts.values()]
+    return _combine(metric, per_benchmark)
+
+
+def _short(rows: Sequence[Row], min_samples: int) -> int:
+    if min_samples <= 1:
+        return 0
+    return sum(len(samples) < min_samples for samples in problems(rows).values())
+
+
+def _pooled(rows: Sequence[Row], table: Sequence[Metric], names: Sequence[str]) -> dict[str, Any]:
+    return {name: metric.compute(rows) for metric, name in zip(table, names, strict=True)}
 
 
 def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,)) -> dict[str, Any]:
-    """All corpus metrics over ``rows`` (pooled); ``n_rows`` and ``n_problems`` included."""
+    """Every metric of the table over one cell of rows, under the benchmarks' macro rules."""
     if not rows:
         return {"n_rows": 0, "n_problems": 0}
-    return {
-        **_accuracy_metrics(rows, pass_k),
-        **_language_metrics(rows),
-        "ttc": _mean(row.get("ttc") for row in rows),
-        "ttc_chars": _mean(row.get("ttc_chars") for row in rows),
-        "n_rows": len(rows),
-        "n_problems": len({_problem(row) for row in rows}),
-    }
+    table = metrics(pass_k)
+    names = [metric.output_name(rows) for metric in table]
+    parts = _parts(rows)
+    out: dict[str, Any] = {}
+    shortfalls = {}
+    for metric, name in zip(table, names, strict=True):
+        short = _short(rows, metric.min_samples)
+        out[name] = None if short else _value(metric, parts)
+        if short:
+            shortfalls[SHORT_PREFIX + name] = short
+    out.update(n_rows=len(rows), n_problems=len(problems(rows)), **shortfalls)
+    fields = {macro_field(benchmark) for benchmark in parts}
+    if len(parts) == 1 and fields != {None}:
+        (subsets,) = parts.values()
+        out["macro_over"] = fields.pop()
+        out["subsets"] = {subset: {**_pooled(part, table, names), "n_rows": len(part),
+                                   "n_problems": len(problems(part))} for subset, part in sorted(subsets.items())}
+        out["pooled"] = _pooled(rows, table, names)
+    return out
 
 
 def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,)) -> dict[str, dict[str, Any]]:
-    """``summarize`` per language plus ``"overall"`` (all rows pooled)."""
+    """``summarize`` per language plus ``"overall"`` (all rows, pooled over languages)."""
     by_lang: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_lang[row["lang"]].append(row)
@@ -139,13 +146,36 @@ def language_groups(languages: Iterable[str],
     return {name: members for name, members in groups.items() if members}
 
 
+def metric_names(cell: Mapping[str, Any]) -> list[str]:
+    """The keys of a cell that are metrics of the table (counts and breakdowns left out)."""
+    out = []
+    for name in cell:
+        if name.startswith("n_") or name in ("macro_over", "subsets", "pooled"):
+            continue
+        metric_for(name)  # an unknown key is a bug in the caller: fail loudly
+        out.append(name)
+    return out
+
+
 def group_means(per_lang: Mapping[str, Mapping[str, Any]],
-                in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> dict[str, dict[str, float | None]]:
-    """Macro mean of each metric every language of the group reports (``None`` values left out)."""
+                in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> dict[str, dict[str, Any]]:
+    """Mean of the per-language values of each group, for the metrics every member reports."""
     languages = [lang for lang in per_lang if lang != "overall"]
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, members in language_groups(languages, in_domain).items():
-        keys = [k for k in per_lang[members[0]] if not k.startswith("n_") and all(k in per_lang[m] for m in members)]
-        out[name] = {key: _mean(per_lang[lang][key] for lang in members) for key in keys}
-        out[name]["n_languages"] = len(members)
+        names = [k for k in metric_names(per_lang[members[0]]) if all(k in per_lang[m] for m in members)]
+        out[name] = {k: _combine(metric_for(k), [per_lang[lang][k] for lang in members]) for k in names}
+        out[name].update(n_languages=len(members), languages=list(members))
+    return out
+
+
+def notes(per_lang: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One message per metric a cell could not compute for lack of samples."""
+    out = []
+    for cell_name, cell in per_lang.items():
+        for key, count in cell.items():
+            if key.startswith(SHORT_PREFIX):
+                name = key[len(SHORT_PREFIX):]
+                out.append(f"{cell_name}: {name} is None: {count} of {cell['n_problems']} problems have fewer "
+                           f"than {metric_for(name).min_samples} samples")
     return out

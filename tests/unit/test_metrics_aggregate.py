@@ -1,4 +1,4 @@
-"""Corpus aggregation: pass@k over grouped samples, LPR/WPR/LCPR, groups, benchmarks."""
+"""Corpus aggregation: pass@k over grouped samples, LPR/WPR/LCPR, groups, benchmarks, macro rules."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def test_pass_at_k_groups_samples_by_problem():
     assert s["pass_at_1"] == pytest.approx((1 / 4 + 3 / 4) / 2)
     assert s["pass_at_2"] == pytest.approx(((1 - 3 / 6) + 1.0) / 2)  # a: 1 - C(3,2)/C(4,2); b: n-c < k
     assert s["pass_at_4"] == pytest.approx(1.0)
-    assert "pass_at_8" not in s                                       # fewer than 8 samples per problem
+    assert s["pass_at_8"] is None and s["n_short_pass_at_8"] == 2     # fewer than 8 samples: counted, not dropped
+    assert "n_short_pass_at_4" not in s
     assert s["avg_at_4"] == pytest.approx(0.5)
     assert s["n_rows"] == 8 and s["n_problems"] == 2
 
@@ -41,13 +42,14 @@ def test_pass_at_k_groups_samples_by_problem():
 ])
 def test_problem_is_benchmark_language_and_id(rows):
     s = summarize(rows, pass_k=(1, 2))
-    assert s["n_problems"] == 2 and s["avg_at_1"] == 0.5 and s["pass_at_1"] == 0.5 and "pass_at_2" not in s
+    assert s["n_problems"] == 2 and s["avg_at_1"] == 0.5 and s["pass_at_1"] == 0.5
+    assert s["pass_at_2"] is None and s["n_short_pass_at_2"] == 2
 
 
 def test_mixed_sample_counts_use_avg_at_n():
     s = summarize([row("fr", "a", True), row("fr", "a", False), row("fr", "b", True)], pass_k=(1, 2))
     assert s["avg_at_n"] == pytest.approx((0.5 + 1.0) / 2)
-    assert "pass_at_2" not in s and s["pass_at_1"] == pytest.approx(0.75)
+    assert s["pass_at_2"] is None and s["n_short_pass_at_2"] == 1 and s["pass_at_1"] == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize("lines,words,lpr,wpr,lcpr", [
@@ -116,7 +118,35 @@ def test_group_means_are_macro_over_languages():
     assert groups["all"]["accuracy"] == pytest.approx(0.5) and groups["all"]["n_languages"] == 3
     assert groups["all"]["lpr"] == pytest.approx(0.75)           # a language without a value is left out
     assert groups["in_domain"]["accuracy"] == pytest.approx(0.75)
-    assert groups["out_of_domain"] == {"accuracy": 0.0, "lpr": None, "n_languages": 1}
+    assert groups["out_of_domain"] == {"accuracy": 0.0, "lpr": None, "n_languages": 1, "languages": ["en"]}
     assert groups["low"]["accuracy"] == 0.5 and groups["high"]["accuracy"] == pytest.approx(0.5)
     assert groups["in_domain"]["pass_at_4"] == 0.75 and "pass_at_4" not in groups["all"]  # en lacks it
-    assert "n_rows" not in groups["all"]
+    assert "n_rows" not in groups["all"] and groups["in_domain"]["languages"] == ["fr", "th"]
+
+
+def test_group_pass_at_k_is_none_when_a_language_lacks_samples():
+    per_lang = {"fr": {"accuracy": 1.0, "pass_at_4": 1.0, "n_rows": 4},
+                "th": {"accuracy": 0.5, "pass_at_4": None, "n_rows": 2, "n_short_pass_at_4": 1}}
+    groups = group_means(per_lang)
+    assert groups["all"]["pass_at_4"] is None and groups["all"]["accuracy"] == 0.75
+    assert groups["in_domain"]["pass_at_4"] is None and "n_short_pass_at_4" not in groups["all"]
+
+
+def test_mixed_benchmarks_average_benchmarks_with_equal_weight():
+    rows = [row("fr", "a", True, bench="mgsm"), row("fr", "b", True, bench="mgsm"), row("fr", "c", True, bench="mgsm"),
+            {**row("fr", "a", False, bench="mmath"), "source": "AIME2024"},
+            {**row("fr", "b", True, bench="mmath"), "source": "MATH500"},
+            {**row("fr", "c", False, bench="mmath"), "source": "MATH500"}]
+    s = summarize(rows)
+    assert s["accuracy"] == pytest.approx((1.0 + (0.0 + 0.5) / 2) / 2)   # mgsm 1; mmath: macro over its subsets
+    assert "subsets" not in s                       # breakdowns live in per_benchmark
+    mmath = per_benchmark(rows)["mmath"]["fr"]
+    assert mmath["accuracy"] == 0.25 and mmath["subsets"]["MATH500"]["accuracy"] == 0.5
+    assert mmath["pooled"]["accuracy"] == pytest.approx(1 / 3)
+
+
+def test_rows_without_a_subset_form_their_own():
+    rows = [{**row("en", "a", True, bench="mmath"), "source": "CNMO"}, row("en", "b", False, bench="mmath"),
+            row("en", "c", False, bench="mmath")]
+    s = summarize(rows)
+    assert s["accuracy"] == 0.5 and sorted(s["subsets"]) == ["CNMO", "unspecified"]

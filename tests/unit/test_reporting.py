@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from components.metrics.table import COLUMNS
 from components.reporting import (
     FIGURE_FILE,
     LANGUAGES_FILE,
@@ -21,10 +24,11 @@ EXAMPLE = REPO / "examples" / "score_example.jsonl"
 
 def test_write_report_renders_every_file_and_reads_back(tmp_path):
     scores = tmp_path / "scores.json"
-    scores.write_text(json.dumps(score_file(EXAMPLE, verifier="trusted")), encoding="utf-8")
+    result = score_file(EXAMPLE, verifier="trusted", in_domain=["fr", "ja"])
+    scores.write_text(json.dumps(result), encoding="utf-8")
     out = tmp_path / "report"
 
-    written = write_report("mgsm", EXAMPLE, scores, out, in_domain=["fr", "ja"])
+    written = write_report("mgsm", EXAMPLE, scores, out)
 
     assert (out / FIGURE_FILE).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     joined = [json.loads(line) for line in (out / generations_file("mgsm")).read_text().splitlines()]
@@ -32,7 +36,20 @@ def test_write_report_renders_every_file_and_reads_back(tmp_path):
     assert {"completion", "correct", "extracted", "slc"} <= set(joined[0])
     assert json.loads((out / METRICS_FILE).read_text()) == written.metrics
     assert {row["lang"] for row in json.loads((out / LANGUAGES_FILE).read_text())} >= {"en", "fr", "ja"}
-    assert "evaluation/mgsm/in_domain/accuracy" in written.metrics
+    assert [row["lang"] for row in written.language_table] == ["en", "fr", "ja", "pt", "th", "zh", "overall"]
+    assert set(written.language_table[0]) == {"lang", *COLUMNS, "n_rows"}
+
+    # the groups are the scores' groups, built with in_domain = fr, ja
+    per_lang = result["aggregate"]
+    def mean(langs, metric):
+        return sum(per_lang[lang][metric] for lang in langs) / len(langs)
+    for metric in ("accuracy", "lcpr", "slc"):
+        assert written.metrics[f"evaluation/mgsm/in_domain/{metric}"] == pytest.approx(mean(["fr", "ja"], metric))
+        assert written.metrics[f"evaluation/mgsm/out_of_domain/{metric}"] == pytest.approx(
+            mean(["en", "pt", "th", "zh"], metric))
+    assert written.metrics["evaluation/mgsm/in_domain/n_languages"] == 2
+    assert written.metrics["evaluation/mgsm/out_of_domain/n_languages"] == 4
+    assert mean(["fr", "ja"], "accuracy") != mean(["fr", "ja", "pt", "th"], "accuracy")  # the default would differ
 
     again = read_report("mgsm", out)
     assert again.metrics == written.metrics

@@ -37,6 +37,7 @@ def test_example_file_scores_cleanly(example):
     assert all(set(row) == ROW_FIELDS for row in example["rows"])
     assert sorted(example["aggregate"]) == ["en", "fr", "ja", "overall", "pt", "th", "zh"]
     assert set(example["groups"]) == {"all", "in_domain", "out_of_domain", "low", "mid", "high"}
+    assert example["groups"]["in_domain"]["languages"] == ["fr", "ja", "pt", "th"]   # the default in-domain set
     assert list(example["by_benchmark"]) == ["mgsm"]
     json.dumps(example)  # plain JSON types only
 
@@ -60,10 +61,31 @@ def test_example_aggregate(example):
     fr, th = example["aggregate"]["fr"], example["aggregate"]["th"]
     assert fr["accuracy"] == 1.0 and fr["lpr"] == pytest.approx(2 / 3) and fr["n_problems"] == 2
     assert th["pass_at_1"] == 0.5 and th["pass_at_2"] == 1.0 and th["avg_at_2"] == 0.5
-    assert "pass_at_2" not in fr                       # mgsm-0001 has one French sample
+    assert fr["pass_at_2"] is None and fr["n_short_pass_at_2"] == 1   # mgsm-0001 has one French sample
+    assert "fr: pass_at_2 is None: 1 of 2 problems have fewer than 2 samples" in example["notes"]
     tables = [*example["aggregate"].values(), *example["groups"].values()]
     keys = [key for table in tables for key in table]
     assert not any("@" in key or "&" in key for key in keys)
+
+
+def test_in_domain_decides_the_groups():
+    rows = [{"id": "q", "lang": lang, "gold": "6", "completion": completion(FR_TRACE, answer)}
+            for lang, answer in (("fr", "6"), ("ja", "6"), ("en", "5"), ("th", "5"))]
+    groups = score_rows(rows, verifier="numeric", in_domain=["fr", "ja"])["groups"]
+    assert groups["in_domain"]["languages"] == ["fr", "ja"] and groups["in_domain"]["accuracy"] == 1.0
+    assert groups["out_of_domain"]["languages"] == ["en", "th"] and groups["out_of_domain"]["accuracy"] == 0.0
+
+
+def test_source_is_carried_and_mmath_is_macro_averaged():
+    rows = [{"id": pid, "lang": "fr", "gold": "6", "benchmark": "mmath", "source": source, "sample_index": 0,
+             "completion": completion(FR_TRACE, answer)}
+            for pid, source, answer in (("1", "MATH500", "6"), ("2", "MATH500", "6"), ("3", "MATH500", "5"),
+                                        ("4", "AIME2024", "5"))]
+    result = score_rows(rows, verifier="numeric")
+    assert [row["source"] for row in result["rows"]] == ["MATH500"] * 3 + ["AIME2024"]
+    fr = result["aggregate"]["fr"]
+    assert fr["accuracy"] == pytest.approx((2 / 3 + 0) / 2) and fr["pooled"]["accuracy"] == 0.5
+    assert result["by_benchmark"]["mmath"]["fr"]["accuracy"] == fr["accuracy"]
 
 
 def test_bad_rows_are_reported_and_others_scored(tmp_path):

@@ -1,0 +1,46 @@
+"""The metric table: one entry per metric, read by scoring, aggregation and reporting."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.metrics.aggregate import summarize
+from components.metrics.table import COLUMNS, MACRO_RULES, ROW_FIELDS, metric_for, metrics
+from components.scoring import score_rows
+
+
+@pytest.mark.parametrize("name,higher,column,min_samples", [
+    ("accuracy", True, True, 0), ("pass_at_1", True, False, 1), ("pass_at_8", True, False, 8),
+    ("avg_at_4", True, False, 0), ("avg_at_n", True, False, 0), ("lpr", True, True, 0), ("wpr", True, True, 0),
+    ("lcpr", True, True, 0), ("slc", True, True, 0), ("slc_and_acc", True, True, 0),
+    ("language_consistency", True, False, 0), ("ttc", False, True, 0), ("ttc_chars", False, True, 0),
+])
+def test_entries(name, higher, column, min_samples):
+    metric = metric_for(name)
+    assert (metric.higher_is_better, metric.column, metric.min_samples) == (higher, column, min_samples)
+
+
+def test_unknown_metric_is_refused():
+    with pytest.raises(KeyError, match="n_rows"):
+        metric_for("n_rows")
+
+
+def test_names_are_mlflow_safe_and_unique():
+    names = [m.name for m in metrics((1, 4, 16))]
+    assert len(names) == len(set(names)) and not any("@" in n or "&" in n for n in names)
+    assert [m.name for m in metrics((4, 1, 4))][1:3] == ["pass_at_1", "pass_at_4"]
+
+
+def test_columns_and_row_fields():
+    assert COLUMNS == ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
+    assert set(ROW_FIELDS) == {"correct", "line_pass", "word_pass", "slc", "slc_and_acc", "lang_detected", "ttc",
+                               "ttc_chars"}
+    assert MACRO_RULES == {"mmath": "source"}
+
+
+def test_scoring_emits_every_row_field_and_aggregation_every_metric():
+    rows = [{"id": "1", "lang": "fr", "gold": "6", "completion": "<think>\nIl reste six.\n</think>\n\\boxed{6}"}]
+    scored = score_rows(rows, verifier="numeric", pass_k=(1,))
+    assert set(ROW_FIELDS) <= set(scored["rows"][0])
+    cell = summarize(scored["rows"], pass_k=(1,))
+    assert [m.output_name(scored["rows"]) for m in metrics((1,))] == [k for k in cell if not k.startswith("n_")]
