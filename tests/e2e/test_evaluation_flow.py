@@ -71,6 +71,8 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
             assert f"evaluation/mgsm/{lang}/{name}" in metrics, name
     assert "evaluation/mgsm/overall/accuracy" in metrics
     assert "evaluation/mmath/en/accuracy" in metrics
+    assert "evaluation/mmath/en/accuracy_micro" in metrics                     # MMATH: macro over its subsets
+    assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]  # default set
     assert not any("@" in k or "&" in k for k in metrics)
 
     generations = Path(first["benchmarks"]["mgsm"]["generations"]).read_text().splitlines()
@@ -87,8 +89,12 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     assert {b["generation_state"] for b in second["benchmarks"].values()} == {"Cached"}
     assert {b["score_state"] for b in second["benchmarks"].values()} == {"Cached"}
 
-    exact = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server, verifier="exact"))
+    exact = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server, verifier="exact",
+                                           in_domain=["en"]))
     third = evaluation_flow(exact)
     assert backend_calls == []
     assert {b["generation_state"] for b in third["benchmarks"].values()} == {"Cached"}
     assert {b["score_state"] for b in third["benchmarks"].values()} == {"Completed"}
+    metrics = client.get_run(third["run_id"]).data.metrics                     # scoring.in_domain reaches the groups
+    assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/en/ttc_chars"]
+    assert metrics["evaluation/mgsm/out_of_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]
