@@ -5,8 +5,8 @@ module decides which rows go together, by one rule for every metric:
 
 * **A cell** (``summarize``) splits its rows by benchmark. A benchmark that declares a macro
   rule (``table.MACRO_RULES``; MMATH: the ``source`` field, its four subsets) gets each
-  metric computed on each subset and the subsets averaged with equal weight, as the MMATH
-  paper reports its numbers; any other benchmark pools its rows. Rows of several benchmarks
+  metric computed on each subset and the subsets averaged with equal weight (the reason is
+  in ``components.metrics.table``); any other benchmark pools its rows. Rows of several benchmarks
   in one cell (a mixed score file) are averaged over benchmarks with equal weight. Rows
   without the subset field form one subset of their own (``"unspecified"``).
 * **Per language**: the cell of that language's rows. **overall**: the cell of all rows
@@ -15,6 +15,9 @@ module decides which rows go together, by one rule for every metric:
   table 14: low th bn sw te, mid ja ko pt ru de, high fr en es zh): the mean of the
   per-language values of the group's languages present, as AdaMame's tables average
   languages; a group cell lists its ``languages``.
+* Every metric is computed on each subset and then averaged, ratios included: a macro LCPR
+  is the mean of the subsets' LCPRs (not the harmonic mean of the macro LPR and WPR), a group
+  LCPR the mean of its languages' LCPRs.
 * ``None`` means nothing to judge (a language whose traces hold no letter has no LPR): means
   over subsets, benchmarks and languages leave such parts out, except for metrics whose value
   is missing rather than inapplicable (pass@k): there the mean is ``None`` too.

@@ -28,8 +28,10 @@ Values over one set of rows (``compute``; ``None`` per row = not applicable, lef
   so lower is better.
 
 The macro rule: a benchmark may declare a row field whose values are subsets reported with
-equal weight (``MACRO_RULES``; MMATH reports the mean over MATH500, AIME2024, AIME2025 and
-CNMO of each subset's number, although MATH500 holds 311 of its 374 problems).
+equal weight (``MACRO_RULES``). MMATH: the PCS paper's evaluation setup macro-averages its
+metrics (SLC, Acc, SLC&Acc, avg@4) over the four subsets MATH500, CNMO, AIME2024 and
+AIME2025 to account for their different difficulty; pooled, MATH500 (311 of 374 problems)
+would decide nearly every number.
 
 >>> [m.name for m in metrics((1, 4))][:4]
 ['accuracy', 'pass_at_1', 'pass_at_4', 'avg_at_k']
