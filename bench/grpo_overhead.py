@@ -1,4 +1,4 @@
-"""GRPO step-time overhead of the language-aware rewards over plain accuracy (issue 6).
+"""GRPO step-time overhead of the language-aware rewards over plain accuracy.
 
 On the tiny from-config model with identical trl settings (same seed, data,
 LoRA, generation length), trains ``--steps`` steps with each reward, in

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from prefect import flow
 
-from components.audit.stress import TABLE_PATH
 from components.config import flatten
 from components.settings import Profile, ProfileError
 from flows.runtime import prepared
@@ -30,6 +29,7 @@ from tasks.audit import (
     number_only_generation_task,
     probe_task,
     selection_task,
+    stress_table_ref,
     stress_task,
 )
 from tasks.caching import ArtifactRef
@@ -70,7 +70,7 @@ def audit_flow(profile: Profile) -> dict:
                             tags={"polyreason.stage": "audit"})
     try:
         generations = _generations(profile, project)
-        table = file_ref(settings.stress_table or TABLE_PATH)
+        table = stress_table_ref(settings.stress_table)
         stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,
                              settings.stress_golds, str(project))
         judged = judge_task(generations, settings.proxies, settings.reference, str(project))

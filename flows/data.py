@@ -1,6 +1,6 @@
 """The data-construction flow: source -> translation -> teacher traces (-> rejection sampling).
 
-Reads like a recipe (ARCHITECTURE.md, habit 7): one MLflow run, cached stage
+Reads like a recipe: one MLflow run, cached stage
 tasks, every table logged as a dataset input with its digest, and the step
 summaries (counts, chrF, retention per language and per reason) logged from the
 task return values, so a fully cached re-run still reports. Low retention is
@@ -20,34 +20,25 @@ from prefect import flow
 from components.config import flatten
 from components.settings import Profile, ProfileError
 from flows.runtime import prepared
-from components.data.datasets import require_rows, summary_metrics
 from tasks import tracking
 from tasks.data import (
-    log_tables_task, model_identity_task, rl_set_task, source_identity_task, source_task, traces_task, translate_task,
+    log_step_task, model_identity_task, rl_set_task, source_identity_task, source_task, traces_task, translate_task,
 )  # fmt: skip
-
-
-def _report(run, step: str, ref) -> dict:
-    digests = log_tables_task(run, step, ref, summary_metrics("data", step, ref.summary))
-    return {"path": ref.path, "summary": ref.summary, "digests": digests}
 
 
 def sft_dataset(profile: Profile, run) -> dict:
     """Source, translation and trace steps (cached tasks); returns per-step reports and the SFT table ref."""
     data, project = profile.data, Path(profile.project_dir)
     cache_dir = str(project / ".cache")
-    source = source_task(data.source, source_identity_task(data.source, str(project)), str(project))
-    report = {"source": _report(run, "source", source)}
-    require_rows(source.summary["rows"], "source", {"problems": source.summary["problems"]})
+    source = source_task(data.source, source_identity_task(data.source), str(project))
+    report = {"source": log_step_task(run, "source", source)}
     models = [model_identity_task(data.translation.model, cache_dir), model_identity_task(data.translation.judge, cache_dir)]
     translations = translate_task(data.translation, data.source, data.languages, data.source_language, source,
                                   models, str(project), cache_dir)  # fmt: skip
-    report["translation"] = _report(run, "translation", translations)
-    require_rows(translations.summary["accepted"], "translation", translations.summary["languages"])
+    report["translation"] = log_step_task(run, "translation", translations)
     teacher = model_identity_task(data.traces.model, cache_dir)
     traces = traces_task(data.traces, data.languages, translations, teacher, str(project), cache_dir)
-    report["traces"] = _report(run, "traces", traces)
-    require_rows(traces.summary["sft_rows"], "traces", traces.summary["retention"])
+    report["traces"] = log_step_task(run, "traces", traces)
     return {"report": report, "sft": traces}
 
 
@@ -58,7 +49,7 @@ def rl_dataset(profile: Profile, run, sft_data, policy) -> dict:
     identity = model_identity_task(policy, cache_dir)
     rl = rl_set_task(data.rejection, data.traces.verifier, data.languages, sft_data, policy, identity,
                      str(project), cache_dir)  # fmt: skip
-    return _report(run, "rejection", rl)
+    return log_step_task(run, "rejection", rl)
 
 
 @flow(name="polyreason-data")

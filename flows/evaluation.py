@@ -1,6 +1,6 @@
 """The evaluation flow: for each benchmark, load -> prompts -> generate -> score -> log.
 
-Reads like a recipe (ARCHITECTURE.md, habit 7): one MLflow run per flow run
+Reads like a recipe: one MLflow run per flow run
 (params = the flattened profile), cached stage tasks, summaries logged from task
 return values so cached stages still report. ``polyreason evaluate PROFILE.yaml
 [key=value ...]`` runs it.

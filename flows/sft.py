@@ -14,12 +14,11 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
-from components.training.sft import policy_model
 from flows.data import rl_dataset, sft_dataset
 from flows.runtime import prepared
 from tasks import tracking
 from tasks.models import resolve_model_task
-from tasks.sft import log_sft_task, sft_task
+from tasks.sft import log_sft_task, sft_policy, sft_task
 
 
 @flow(name="polyreason-sft")
@@ -39,8 +38,7 @@ def sft_flow(profile: Profile) -> dict:
                    "sft": {"path": trained.path, "result": trained.summary, **logged}}  # fmt: skip
         rejection = profile.data.rejection
         if rejection is not None:
-            policy = rejection.policy or policy_model(profile.sft.model, profile.sft.template, base["path"],
-                                                      trained.summary["adapter_dir"])
+            policy = rejection.policy or sft_policy(profile.sft, base, trained)
             summary["rejection"] = rl_dataset(profile, run, built["sft"], policy)
     except BaseException:
         tracking.finish_run(run, "FAILED")

@@ -29,6 +29,13 @@ def file_ref(path: str | Path, summary: dict | None = None) -> ArtifactRef:
     return ArtifactRef(str(Path(path).resolve()), file_fingerprint(path), summary or {})
 
 
+def stress_table_ref(path: str | None) -> ArtifactRef:
+    """The stress table a profile names, else the packaged one."""
+    from components.audit.stress import TABLE_PATH
+
+    return file_ref(path or TABLE_PATH)
+
+
 def _out(project_dir: str, step: str, *keys) -> Path:
     return artifact_dir(project_dir, f"audit/{step}", fingerprint([step, *keys]))
 

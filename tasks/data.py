@@ -44,11 +44,9 @@ def model_identity_task(model: ModelSettings | None, cache_dir: str) -> str:
 
 
 @task(name="data-source-identity", cache_policy=NO_CACHE)
-def source_identity_task(source: DataSourceSettings, project_dir: str) -> str:
+def source_identity_task(source: DataSourceSettings) -> str:
     """Content hash of a local source file (a hub dataset is named by its settings)."""
-    from components.data.sources import resolve
-
-    return file_fingerprint(resolve(source.path, Path(project_dir))) if source.path else "hub"
+    return file_fingerprint(source.path) if source.path else "hub"
 
 
 @task(name="data-source", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -57,7 +55,7 @@ def source_task(source: DataSourceSettings, identity: str, project_dir: str) -> 
     from components.data.datasets import build_source
 
     out = artifact_dir(project_dir, "data/source", fingerprint([source, identity]))
-    return _ref(out, "source", build_source(source, Path(project_dir), out))
+    return _ref(out, "source", build_source(source, out))
 
 
 @task(name="data-translate", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -69,8 +67,8 @@ def translate_task(settings: TranslationSettings, source_settings: DataSourceSet
 
     key = fingerprint([settings, source_settings, languages, source_language, source.fingerprint, models])
     out = artifact_dir(project_dir, "data/translations", key)
-    summary = build_translations(settings, source_settings, languages, source_language, Path(source.path),
-                                 Path(project_dir), out, Path(cache_dir))  # fmt: skip
+    summary = build_translations(settings, source_settings, languages, source_language, Path(source.path), out,
+                                 Path(cache_dir))
     return _ref(out, "translations", summary)
 
 
@@ -96,11 +94,21 @@ def rl_set_task(settings: RejectionSettings, verifier: str, languages: list[str]
     return _ref(out, "rl_train", summary)
 
 
+KEPT = {  # step -> (summary count of what it kept, the per-language report to show when it kept nothing)
+    "source": ("rows", "problems"), "translation": ("accepted", "languages"), "traces": ("sft_rows", "retention"),
+}
+
+
 @task(name="data-log", cache_policy=NO_CACHE)
-def log_tables_task(run: RunRef, step: str, ref: ArtifactRef, metrics: dict[str, float]) -> dict[str, str]:
-    """Every parquet table of one step as an MLflow dataset input (with digest) + its metrics."""
+def log_step_task(run: RunRef, step: str, ref: ArtifactRef) -> dict:
+    """Every parquet table of one step as an MLflow dataset input (with digest) + its metrics.
+
+    A step that kept nothing stops the stage here, after its report is logged, with
+    the per-language report in the message (``NothingKeptError``).
+    """
     import pandas as pd
 
+    from components.data.datasets import require_rows, summary_metrics
     from tasks import tracking
 
     digests = {}
@@ -109,5 +117,8 @@ def log_tables_task(run: RunRef, step: str, ref: ArtifactRef, metrics: dict[str,
         context = "training" if path.stem in ("sft", "rl_train") else "data"
         digests[name] = tracking.log_dataset_input(run, pd.read_parquet(path), name, str(path), context=context)
         tracking.log_artifact(run, path, f"data/{step}")
-    tracking.log_metrics(run, metrics)
-    return digests
+    tracking.log_metrics(run, summary_metrics("data", step, ref.summary))
+    if step in KEPT:
+        count, report = KEPT[step]
+        require_rows(ref.summary[count], step, {"problems": ref.summary[report]} if step == "source" else ref.summary[report])
+    return {"path": ref.path, "summary": ref.summary, "digests": digests}

@@ -1,4 +1,8 @@
-"""Run a training stage as its own process (ARCHITECTURE.md, habit 9) and wait for it.
+"""Run a training stage as its own process and wait for it.
+
+A stage in its own process frees all its memory when it ends (a GPU holds no stale
+model into the next stage), and the same command scales to several GPUs through
+accelerate/DeepSpeed configs.
 
 The process gets the repository on ``PYTHONPATH`` and runs from the repository
 root; its output is appended to ``log_path`` (a re-run after a kill keeps the

@@ -28,3 +28,10 @@ def log_sft_task(run: RunRef, trained: ArtifactRef) -> dict:
     """Loss/learning rate per step, the result numbers, checkpoints and the adapter, to the stage's run."""
     logged = log_training_output(run, trained, "sft")
     return {key: value for key, value in logged.items() if key != "records"}
+
+
+def sft_policy(sft: SFTSettings, base: dict, trained: ArtifactRef):
+    """The SFT model as a generator (base weights + the trained adapter), e.g. the rejection-sampling policy."""
+    from components.training.sft import policy_model
+
+    return policy_model(sft.model, sft.template, base["path"], trained.summary["adapter_dir"])

@@ -1,4 +1,4 @@
-"""MLflow through an explicit run id (ARCHITECTURE.md, habit 8).
+"""MLflow through an explicit run id, never the thread-local active run.
 
 Every call names its run with a ``RunRef`` (tracking URI + run id) and goes
 through ``mlflow.MlflowClient``; nothing here uses the fluent, thread-local

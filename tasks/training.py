@@ -34,11 +34,16 @@ def training_dir(project_dir: str, job: TrainingJob, *input_fingerprints: str | 
     return artifact_dir(project_dir, job.stage, fingerprint([settings, list(input_fingerprints)]))
 
 
-def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
-    """Write ``job.json``, launch the process for ``phase`` and wait; its output goes to ``<out>/<phase>.log``."""
+def trainer_command(job: TrainingJob, out: Path, phase: str = "train") -> tuple[list[str], Path, int]:
+    """Write ``job.json``; the launch command, its log file and the time limit of the process for ``phase``."""
     job_path = write_job(job, out)
-    command = job_launch_command(sys.executable, job, job_path, out, phase)
-    run_stage_process(command, out / f"{phase}.log", job.settings.timeout_s, f"{job.stage.upper()} {phase}")
+    return job_launch_command(sys.executable, job, job_path, out, phase), out / f"{phase}.log", job.settings.timeout_s
+
+
+def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
+    """Launch the trainer process for ``phase`` and wait; its output goes to ``<out>/<phase>.log``."""
+    command, log, timeout_s = trainer_command(job, out, phase)
+    run_stage_process(command, log, timeout_s, f"{job.stage.upper()} {phase}")
 
 
 def trained_ref(out: Path) -> ArtifactRef:

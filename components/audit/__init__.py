@@ -1,4 +1,4 @@
-"""Reward audit (issue 4; "Multilingual verifier bias in RLVR", arXiv 2608.20362).
+"""Reward audit ("Multilingual verifier bias in RLVR", arXiv 2608.20362).
 
 * ``stress``      — answer-format stress suite over ``stress_table.yaml``;
 * ``diagnostics`` — per-language FNR / FPR / Err of proxy verifiers vs ``trusted`` and their VLB;

@@ -1,6 +1,6 @@
 """Benchmark loaders: one registry, name -> loader with explicit keyword parameters.
 
-Benchmarks (see ``../shared/data/<name>/PROVENANCE.md`` for the offline copies):
+Benchmarks (each offline copy carries a PROVENANCE.md that says where it came from):
 
 - ``mgsm`` (Shi et al., 2022) and ``mgsm_rev2`` (Peter et al., 2025): ``mgsm_<lang>.tsv``,
   ``question<TAB>answer``, no header, no quoting; four answers carry thousands

@@ -102,18 +102,18 @@ def require_rows(count: int, stage: str, report: dict[str, Any]) -> None:
         raise NothingKeptError(f"{stage}: nothing was kept, so there is nothing to go on with; per language: {detail}")
 
 
-def build_source(source: "DataSourceSettings", base_dir: Path, out_dir: Path) -> dict[str, Any]:
+def build_source(source: "DataSourceSettings", out_dir: Path) -> dict[str, Any]:
     """Load and check the source problems; bad rows are reported and dropped."""
     from components.data.sources import load_source
 
-    loaded = load_source(source, base_dir)
+    loaded = load_source(source)
     write_table(loaded.rows, out_dir / "source.parquet", "source")
     write_table(loaded.problems, out_dir / "source_problems.parquet", "source_problems")
     return {"rows": len(loaded.rows), "dropped": len(loaded.problems), "problems": loaded.problems[:50]}
 
 
 def build_translations(settings: "TranslationSettings", source: "DataSourceSettings", languages: list[str],
-                       source_language: str, source_path: Path, base_dir: Path, out_dir: Path,
+                       source_language: str, source_path: Path, out_dir: Path,
                        cache_dir: Path) -> dict[str, Any]:
     """Translate, gate, judge; report acceptance and chrF per language."""
     from components.data.sources import load_references
@@ -129,7 +129,7 @@ def build_translations(settings: "TranslationSettings", source: "DataSourceSetti
     )  # fmt: skip
     write_table(result.accepted, out_dir / "translations.parquet", "translations")
     write_table(result.rejected, out_dir / "translations_rejected.parquet", "translations_rejected")
-    chrf = chrf_by_language(result, load_references(source, base_dir, languages))
+    chrf = chrf_by_language(result, load_references(source, languages))
     per_lang = {}
     for lang in languages:
         ok = sum(1 for r in result.accepted if r["lang"] == lang)

@@ -1,4 +1,4 @@
-"""Source problems for data construction (AdaMame §3.1 "Queries"; issue 5, step 1).
+"""Source problems for data construction (AdaMame §3.1 "Queries").
 
 Any table of English math problems with gold answers: a Hugging Face dataset by
 name (``datasets.load_dataset(hub, hub_config, split=...)``, e.g. DAPO-Math-17K
@@ -100,17 +100,10 @@ def read_hub(name: str, config: str | None, split: str) -> Iterator[tuple[str, R
         yield f"hub:{name}[{config or ''}]/{split}:{number}", dict(record)
 
 
-def _records(settings: "DataSourceSettings", base_dir: Path) -> Iterator[tuple[str, Record | RowError]]:
+def _records(settings: "DataSourceSettings") -> Iterator[tuple[str, Record | RowError]]:
     if settings.hub is not None:
         return read_hub(settings.hub, settings.hub_config, settings.split)
-    return read_local(resolve(settings.path, base_dir), settings.format)
-
-
-def resolve(path: str, base_dir: Path) -> Path:
-    """``path`` as given when absolute, else relative to ``base_dir`` (the profile's rule)."""
-    from components.settings import resolve_path
-
-    return resolve_path(path, base_dir)
+    return read_local(Path(settings.path), settings.format)
 
 
 def _problem(location: str, row: int, reason: str, detail: str) -> dict[str, Any]:
@@ -119,12 +112,11 @@ def _problem(location: str, row: int, reason: str, detail: str) -> dict[str, Any
 
 def load_source(
     settings: "DataSourceSettings",
-    base_dir: Path,
     gold_ok: Callable[[str], bool] = gold_is_parseable,
 ) -> SourceLoad:
     """Read, map and check the source; ``limit`` counts usable rows."""
     out = SourceLoad()
-    for row, (location, record) in enumerate(_records(settings, base_dir)):
+    for row, (location, record) in enumerate(_records(settings)):
         if settings.limit is not None and len(out.rows) >= settings.limit:
             break
         if isinstance(record, RowError):
@@ -147,7 +139,7 @@ def load_source(
 
 
 def load_references(
-    settings: "DataSourceSettings", base_dir: Path, languages: Iterable[str]
+    settings: "DataSourceSettings", languages: Iterable[str]
 ) -> dict[str, dict[int, str]]:
     """Reference translations per language, keyed by source row (row *i* = the same problem).
 
@@ -158,7 +150,7 @@ def load_references(
     out: dict[str, dict[int, str]] = {}
     for lang in languages:
         name = LANGUAGE_NAMES.get(lang, lang)
-        path = resolve(settings.reference_path.format(lang=lang, language=name), base_dir)
+        path = Path(settings.reference_path.format(lang=lang, language=name))
         if not path.exists():
             continue
         table: dict[int, str] = {}
@@ -177,7 +169,7 @@ def source_overlaps(source: "DataSourceSettings", benchmarks: Iterable["Benchmar
     """Evaluation benchmarks that the source is drawn from (name, hub path or directory match).
 
     >>> from components.settings import BenchmarkSettings, DataSourceSettings
-    >>> src = DataSourceSettings(path="../shared/data/msvamp/test_English.json")
+    >>> src = DataSourceSettings(path="data/msvamp/test_English.json")
     >>> source_overlaps(src, [BenchmarkSettings(name="msvamp"), BenchmarkSettings(name="mgsm")])
     ['msvamp']
     """

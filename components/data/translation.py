@@ -1,4 +1,4 @@
-"""LLM translation of source queries, with gates and chrF (AdaMame §3.1; issue 5, step 2).
+"""LLM translation of source queries, with gates and chrF (AdaMame §3.1).
 
 AdaMame machine-translates each English query (DeepSeek-V3.2-Exp) and verifies
 quality with a second model (Qwen3 32B). Here any generation backend translates,

@@ -10,9 +10,8 @@ True
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from components.settings import ModelSettings
 from components.generation.base import (
     Completion,
     GenerationError,
@@ -27,6 +26,9 @@ from components.generation.fake import make_fake
 from components.generation.openai_backend import openai_backend
 from components.generation.transformers_backend import make_transformers
 from components.generation.vllm_backend import make_vllm
+
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings
 
 BACKENDS: dict[str, Callable[[ModelSettings, Path], Generator]] = {
     "transformers": make_transformers,

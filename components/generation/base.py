@@ -25,9 +25,11 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from components.settings import ModelSettings, SamplingSettings
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings, SamplingSettings
+
 
 EMBEDDED_PREFIX = "embedded:"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import Completion, GenerationStats, run_batches
+
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings, SamplingSettings
 
 CALL_LOG = "fake-generator-calls.log"
 

@@ -145,12 +145,12 @@ class OpenAIGenerator:
         return {"text": text, "num_tokens": tokens}
 
     def _with_retries(self, prompt: str, parameters: dict[str, Any], seed: int) -> dict[str, Any]:
-        attempt = 0
+        attempt, limit = 0, self.model.max_retries
         while True:
             try:
                 return self._request(prompt, parameters, seed)
             except Exception as error:  # narrowed just below: only retryable API errors loop
-                if not is_retryable(error) or attempt >= self.model.max_retries:
+                if not is_retryable(error) or attempt >= limit:
                     raise
                 wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
                 hinted = _retry_after(error)

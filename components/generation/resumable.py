@@ -14,12 +14,14 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from components.settings import SamplingSettings
 from components.data.prompts import truncate_at_stops
 from components.generation.base import Generator
 from components.records import BenchmarkItem, generation_rows
+
+if TYPE_CHECKING:
+    from components.settings import SamplingSettings
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def generate_to_jsonl(
     out_path: str | Path,
     stop: Sequence[str] = (),
 ) -> GenerationSummary:
+
     """Generate ``sampling.n`` samples per prompt into ``out_path`` (JSONL, one row per sample).
 
     ``stop``: the backend stops early at these strings where it can, and completions

@@ -19,9 +19,8 @@ adapter merged in (``ModelSettings.adapter``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import (
     Completion,
     GenerationStats,
@@ -31,6 +30,9 @@ from components.generation.base import (
     resolve_model,
     run_batches,
 )
+
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings, SamplingSettings
 
 DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
 

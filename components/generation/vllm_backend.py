@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from components.settings import ModelSettings, SamplingSettings
 from components.generation.base import (
     Completion,
     GenerationError,
@@ -30,6 +29,9 @@ from components.generation.base import (
     replicate_greedy,
     resolve_model,
 )
+
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings, SamplingSettings
 
 
 class VLLMGenerator:
@@ -50,15 +52,8 @@ class VLLMGenerator:
 
         resolved = resolve_model(self.settings, self.cache_dir)
         path = str(Path(resolved.path) / resolved.gguf_file) if resolved.gguf_file else resolved.path
-        options = engine_options(self.settings)
-        self._llm = LLM(
-            model=path,
-            dtype=self.settings.dtype,
-            gpu_memory_utilization=self.settings.gpu_memory_utilization,
-            enforce_eager=current_platform.is_cpu(),
-            generation_config="vllm",
-            **options,
-        )
+        self._llm = LLM(model=path, enforce_eager=current_platform.is_cpu(), generation_config="vllm",
+                        **engine_options(self.settings))
 
     def _lora_request(self) -> Any:
         if not self.settings.adapter:
@@ -113,16 +108,17 @@ class VLLMGenerator:
 
 
 def engine_options(model: ModelSettings) -> dict[str, Any]:
-    """``vllm.LLM`` keywords beyond the model path: context cap and LoRA serving.
+    """``vllm.LLM`` keywords from the model settings: precision, memory share, context cap, LoRA serving.
 
     A LoRA adapter is served next to the base weights (``enable_lora``) with a rank
     limit read from its ``adapter_config.json`` (vLLM refuses adapters above
     ``max_lora_rank``, 16 by default).
 
+    >>> from components.settings import ModelSettings
     >>> engine_options(ModelSettings(backend="vllm", max_model_len=2048))
-    {'max_model_len': 2048}
+    {'dtype': 'auto', 'gpu_memory_utilization': 0.85, 'max_model_len': 2048}
     """
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"dtype": model.dtype, "gpu_memory_utilization": model.gpu_memory_utilization}
     if model.max_model_len is not None:
         options["max_model_len"] = model.max_model_len
     if model.adapter:

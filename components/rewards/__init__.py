@@ -1,4 +1,4 @@
-"""GRPO reward registry (ARCHITECTURE.md habits 5 and 6): name -> factory with explicit keyword parameters.
+"""GRPO reward registry: name -> factory with explicit keyword parameters (a misspelled parameter fails at load).
 
 Every reward follows trl's contract ``(prompts, completions, **columns) ->
 list[float | None]`` (see ``components.rewards.accuracy``) and carries a

@@ -27,8 +27,7 @@ from components.settings import GRPOStageSettings, ModelSettings
 from components.training.callbacks import CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback
 from components.training.grpo_data import load_rows, training_rows
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, last_complete_checkpoint, load_model, lora_config, mixed_precision_bf16,
-    resolve_device,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
 )  # fmt: skip
 
 
@@ -103,7 +102,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
 def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = None) -> dict:
     """Train (or resume) and write the adapter, metrics and ``result.json`` under ``out_dir``."""
     out_dir = Path(out_dir)
-    checkpoint = last_complete_checkpoint(out_dir / "trainer") if job.grpo.resume else None
+    checkpoint = resume_checkpoint(job.grpo, out_dir)
     resume_from = str(checkpoint) if checkpoint else None
     trainer, stateful = build_trainer(job, out_dir, resume_from, abort_after)
     output = trainer.train(resume_from_checkpoint=resume_from)

@@ -141,6 +141,11 @@ class MarkCompleteCallback(_Callback):
             os._exit(75)
 
 
+def resume_checkpoint(settings: SFTSettings | GRPOStageSettings, out_dir: Path) -> Path | None:
+    """The checkpoint a run continues from: the last complete one under ``<out>/trainer`` when ``resume`` is on."""
+    return last_complete_checkpoint(out_dir / "trainer") if settings.resume else None
+
+
 def last_complete_checkpoint(directory: Path) -> Path | None:
     """The highest ``checkpoint-N`` under ``directory`` that holds the completion marker.
 

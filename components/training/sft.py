@@ -25,8 +25,7 @@ from typing import Any
 from components.settings import SFTSettings
 from components.training.callbacks import MetricsJsonlCallback
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, last_complete_checkpoint, load_model, lora_config, mixed_precision_bf16,
-    resolve_device,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
 )  # fmt: skip
 
 
@@ -62,8 +61,14 @@ def training_arguments(sft: SFTSettings, out_dir: Path, device: str):
     )  # fmt: skip
 
 
-def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) -> dict[str, Any]:
-    """Train (or resume), save the adapter (+ merged model), write and return ``result.json``."""
+def output_dirs(sft: SFTSettings, out_dir: Path) -> dict[str, str | None]:
+    """Where the run writes: the trainer's checkpoints, the adapter, the merged model (only with ``merge``)."""
+    return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": str(out_dir / "adapter"),
+            "merged_dir": str(out_dir / "merged") if sft.merge else None}
+
+
+def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = None):
+    """trl's ``SFTTrainer`` on the job's rows, with LoRA and the shared callbacks; also returns the row count."""
     import pandas as pd
     from datasets import Dataset
     from trl import SFTTrainer
@@ -72,7 +77,7 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
     rows = pd.read_parquet(job.dataset).to_dict(orient="records")
     if not rows:
         raise ValueError(f"{job.dataset}: no training rows (every trace was rejected)")
-    device = resolve_device(sft.model)
+    device = resolve_device(job.model_settings)
     model, tokenizer = load_model(job.model_settings, device)
     trainer = SFTTrainer(model=model, args=training_arguments(sft, out_dir, device),
                          train_dataset=Dataset.from_list(sft_examples(rows, sft.template)),
@@ -82,19 +87,24 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
     if len(trainer.train_dataset) == 0:
         raise ValueError(f"all {len(rows)} examples were dropped while tokenizing: every prompt is longer than "
                          f"max_length={sft.max_length} tokens, so no completion token is left to learn; raise sft.max_length")
-    resume = last_complete_checkpoint(out_dir / "trainer") if sft.resume else None
+    return trainer, len(rows)
+
+
+def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) -> dict[str, Any]:
+    """Train (or resume), save the adapter (+ merged model), write and return ``result.json``."""
+    trainer, examples = build_trainer(job, out_dir, abort_after)
+    resume = resume_checkpoint(job.sft, out_dir)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    dirs = output_dirs(job.sft, out_dir)
     result = {"global_step": trainer.state.global_step, "train_loss": output.training_loss,
-              "resumed_from": str(resume) if resume else None, "examples": len(rows), "device": device,
-              "adapter_dir": str(out_dir / "adapter"), "merged_dir": str(out_dir / "merged") if sft.merge else None,
-              "trainer_dir": str(out_dir / "trainer"), "num_processes": trainer.accelerator.num_processes}  # fmt: skip
+              "resumed_from": str(resume) if resume else None, "examples": examples,
+              "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes, **dirs}
     if trainer.accelerator.is_main_process:
-        trainer.model.save_pretrained(out_dir / "adapter")
-        tokenizer.save_pretrained(out_dir / "adapter")
-        if sft.merge:
-            merged = trainer.model.merge_and_unload()
-            merged.save_pretrained(out_dir / "merged")
-            tokenizer.save_pretrained(out_dir / "merged")
+        trainer.model.save_pretrained(dirs["adapter_dir"])
+        trainer.processing_class.save_pretrained(dirs["adapter_dir"])
+        if dirs["merged_dir"]:
+            trainer.model.merge_and_unload().save_pretrained(dirs["merged_dir"])
+            trainer.processing_class.save_pretrained(dirs["merged_dir"])
         (out_dir / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result
 

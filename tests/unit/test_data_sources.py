@@ -18,7 +18,7 @@ def msvamp(shared_data, **extra):
 
 
 def test_msvamp_english_rows(shared_data, tmp_path):
-    loaded = load_source(msvamp(shared_data, limit=3), tmp_path)
+    loaded = load_source(msvamp(shared_data, limit=3))
     assert [r["id"] for r in loaded.rows] == ["msvamp-00000", "msvamp-00001", "msvamp-00002"]
     assert loaded.rows[0]["gold"] == "8.0" and loaded.rows[0]["question"].startswith("julia played tag with 18 kids")
     assert loaded.problems == []
@@ -29,7 +29,7 @@ def test_bad_rows_are_reported_with_file_and_line_and_dropped(tmp_path):
     lines = [{"q": "ok 1", "a": "2"}, {"q": "no gold", "a": ""}, {"q": "bad gold", "a": "banana"},
              {"q": "", "a": "3"}, "{not json", {"q": "ok 2", "a": "\\frac{1}{2}"}]
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
-    loaded = load_source(DataSourceSettings(path="src.jsonl", question_column="q", answer_column="a"), tmp_path)
+    loaded = load_source(DataSourceSettings(path=str(path), question_column="q", answer_column="a"))
     assert [r["question"] for r in loaded.rows] == ["ok 1", "ok 2"]
     assert [(p["location"].rsplit(":", 1)[1], p["reason"]) for p in loaded.problems] == [
         ("2", "missing_gold"), ("3", "unparseable_gold"), ("4", "missing_question"), ("5", "unreadable")]
@@ -38,15 +38,15 @@ def test_bad_rows_are_reported_with_file_and_line_and_dropped(tmp_path):
 
 def test_tsv_with_header_and_gsm8k_answer_regex(tmp_path):
     (tmp_path / "g.tsv").write_text("id\tquestion\tanswer\nx1\tHow many?\tShe has 3+4=7\\n#### 7\n")
-    settings = DataSourceSettings(path="g.tsv", id_column="id", answer_regex=r"####\s*(.+)$")
-    loaded = load_source(settings, tmp_path)
+    settings = DataSourceSettings(path=str(tmp_path / "g.tsv"), id_column="id", answer_regex=r"####\s*(.+)$")
+    loaded = load_source(settings)
     assert loaded.rows == [{"id": "x1", "row": 0, "question": "How many?", "gold": "7", "source": "source"}]
 
 
 def test_parquet_source(tmp_path):
     pd.DataFrame({"problem": ["A", "B"], "solution": ["1", "2"]}).to_parquet(tmp_path / "d.parquet")
-    loaded = load_source(DataSourceSettings(path="d.parquet", question_column="problem", answer_column="solution"),
-                         tmp_path)
+    loaded = load_source(DataSourceSettings(path=str(tmp_path / "d.parquet"), question_column="problem",
+                                            answer_column="solution"))
     assert [(r["question"], r["gold"]) for r in loaded.rows] == [("A", "1"), ("B", "2")]
 
 
@@ -59,7 +59,7 @@ def test_hub_source_keeps_the_dataset_name():
 
 def test_msvamp_reference_translations_align_by_row(shared_data, tmp_path):
     settings = msvamp(shared_data, reference_path=str(shared_data / "msvamp" / "test_{language}.json"))
-    refs = load_references(settings, tmp_path, ["fr", "ja", "te"])
+    refs = load_references(settings, ["fr", "ja", "te"])
     assert set(refs) == {"fr", "ja"} and len(refs["fr"]) == 1000  # MSVAMP has no Telugu
     assert refs["fr"][0].startswith("Julia a joué à chat avec 18 enfants")
 

@@ -1,4 +1,9 @@
-"""The dependency direction flows -> tasks -> components, checked on the import statements."""
+"""The dependency direction flows -> tasks -> components, checked on the import statements.
+
+Flows sequence stages and never reach into component internals: besides tasks and
+other flows they may import only the settings, profile loading, and the scoring
+driver behind ``polyreason score``/``verify`` (which runs no stage).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,20 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
+FLOW_MAY_IMPORT = {"components.settings", "components.config", "components.scoring"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
 def python_files(package: str) -> list[Path]:
     return sorted((REPO / package).rglob("*.py"))
 
@@ -46,3 +65,18 @@ def test_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import prefect\nfrom mlflow import MlflowClient\nfrom .local import x\n")
     assert imported_roots(bad) == {"prefect", "mlflow"}
+
+
+def test_flows_use_only_the_public_surface_of_components():
+    offenders = {}
+    for path in python_files("flows"):
+        inner = sorted(m for m in imported_modules(path) if m.startswith("components") and m not in FLOW_MAY_IMPORT)
+        if inner:
+            offenders[str(path.relative_to(REPO))] = inner
+    assert offenders == {}
+
+
+def test_flow_check_sees_an_internal_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from components.settings import Profile\nfrom components.data.datasets import require_rows\n")
+    assert sorted(m for m in imported_modules(bad) if m not in FLOW_MAY_IMPORT) == ["components.data.datasets"]

@@ -1,0 +1,40 @@
+"""Which settings fields a piece of code reads: a recorder on ``StrictSettings`` attribute access.
+
+``recording_reads()`` patches ``StrictSettings.__getattribute__`` for the length
+of a ``with`` block and collects ``(section class name, field)`` for every field
+read through an attribute. Serialisation (``model_dump``, ``cache_view``,
+fingerprints) reads the instance dictionary directly, so it never counts as
+consuming a field: only code that uses a value does.
+"""
+
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from components.settings import StrictSettings
+
+
+@contextmanager
+def recording_reads() -> Iterator[set[tuple[str, str]]]:
+    reads: set[tuple[str, str]] = set()
+
+    def spy(self, name):
+        fields = type(self).model_fields
+        if name in fields:
+            reads.add((type(self).__name__, name))
+        return object.__getattribute__(self, name)
+
+    StrictSettings.__getattribute__ = spy
+    try:
+        yield reads
+    finally:
+        del StrictSettings.__getattribute__
+
+
+def attributes_read_in(path: Path) -> set[str]:
+    """Every attribute name read in a source file (``x.name`` loads), by its syntax tree."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)}

@@ -1,0 +1,32 @@
+"""A profile passed as a flow parameter (as the Prefect UI and deployments pass it) is checked like the CLI's.
+
+The UI hands a flow the profile as plain JSON, never through ``load_profile``;
+the rules live on the settings models, so Prefect's own parameter validation
+refuses the run before the flow body starts, with the same problem text as the
+CLI. Nothing is written: no artifact, no MLflow run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from components.config import load_profile_dict
+from components.settings import ProfileError
+
+BAD = {"grpo": {"model": {"model": "m"}, "dataset": "d.jsonl", "rewards": [{"name": "nope"}]}}
+
+
+def test_unknown_reward_fails_before_any_work_with_the_cli_message(tmp_path):
+    from flows.grpo import grpo_flow
+
+    profile = {"name": "ui-run", "project_dir": str(tmp_path), **BAD}
+    with pytest.raises(ProfileError) as cli:
+        load_profile_dict(profile)
+    cli_line = next(line for line in str(cli.value).splitlines() if "unknown reward" in line).strip()
+    assert cli_line == "- grpo.rewards.0: unknown reward 'nope' (known: accuracy, adamame, pcs, softlc)"
+
+    state = grpo_flow(profile=profile, return_state=True)
+    assert state.is_failed()
+    where, problem = cli_line.removeprefix("- ").split(": ", 1)
+    assert f"profile.{where}: Value error, {problem}" in state.message
+    assert list(tmp_path.iterdir()) == []  # no artifacts/, no mlruns/: the flow body never ran
