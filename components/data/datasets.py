@@ -163,6 +163,27 @@ def build_traces(settings: "TraceSettings", languages: list[str], translations_p
             "retention": retention(kept, rejected, languages)}  # fmt: skip
 
 
+def build_traces_from_file(settings: "TraceSettings", languages: list[str], out_dir: Path) -> dict[str, Any]:
+    """Traces written beforehand (``settings.from_file``), filtered and capped like generated ones."""
+    from components.data.teacher_file import read_teacher_file
+    from components.data.traces import cap_per_language, filter_traces, retention, user_prompts
+    from components.metrics.lcpr import load_english_words
+    from components.verification import get_verifier
+
+    rows, problems = read_teacher_file(settings.from_file, languages)
+    texts = [row.pop("completion") for row in rows]
+    for row, user in zip(rows, user_prompts(rows, settings.prompt)):
+        row["prompt"] = user
+    words = load_english_words(settings.words_path) if settings.words_path else None
+    kept, rejected = filter_traces(rows, texts, _detector(languages), get_verifier(settings.verifier),
+                                   rule=settings.lcpr_rule, words=words)
+    sft_rows = cap_per_language(kept, settings.per_language, settings.seed)
+    write_table(sft_rows, out_dir / "sft.parquet", "sft")
+    write_table(rejected, out_dir / "traces_rejected.parquet", "traces_rejected")
+    return {"kept": len(kept), "sft_rows": len(sft_rows), "rejected": len(rejected), "file_problems": problems[:50],
+            "skipped_rows": len(problems), "retention": retention(kept, rejected, languages)}
+
+
 def build_rl_set(settings: "RejectionSettings", verifier: str, languages: list[str], sft_path: Path,
                  policy: "ModelSettings", out_dir: Path, cache_dir: Path) -> dict[str, Any]:
     """Sample the policy on the SFT queries, select by strategy, cap per language, hold out validation."""

@@ -7,7 +7,11 @@ Strategies, selectable by name (``REJECTION_STRATEGIES``):
   ``0 < |correct| < k`` — challenging yet solvable;
 * ``random``: no rollouts, every query is a candidate (then sampled);
 * ``conditional``: one rollout per query, keep it when the rollout is in the
-  query language but wrong (language fidelity 1, accuracy 0).
+  query language but wrong (language fidelity 1, accuracy 0);
+* ``unsolved``: ``k`` rollouts, keep the queries the policy cannot solve yet (none
+  correct). Our addition for policies too weak for ``zero_one_filter`` to keep
+  anything (a small base model that solves almost nothing): every kept query
+  still has a reward to learn from once the policy gets one right.
 
 Then at most ``per_language`` queries per language (AdaMame: 1K) are sampled
 for training and ``validation_per_language`` more are held out for validation
@@ -19,6 +23,8 @@ True
 False
 >>> REJECTION_STRATEGIES["conditional"].keep([False], [True]), REJECTION_STRATEGIES["conditional"].rollouts(8)
 (True, 1)
+>>> REJECTION_STRATEGIES["unsolved"].keep([False, False], [True, False]), REJECTION_STRATEGIES["unsolved"].keep([True, False], [True] * 2)
+(True, False)
 """
 
 from __future__ import annotations
@@ -52,10 +58,15 @@ def _conditional(correct: list[bool], in_language: list[bool]) -> bool:
     return bool(correct) and in_language[0] and not correct[0]
 
 
+def _unsolved(correct: list[bool], in_language: list[bool]) -> bool:
+    return bool(correct) and not any(correct)
+
+
 REJECTION_STRATEGIES: dict[str, Strategy] = {
     "zero_one_filter": Strategy("zero_one_filter", lambda k: k, _zero_one),
     "random": Strategy("random", lambda k: 0, _random),
     "conditional": Strategy("conditional", lambda k: 1, _conditional),
+    "unsolved": Strategy("unsolved", lambda k: k, _unsolved),
 }
 
 

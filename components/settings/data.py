@@ -87,8 +87,13 @@ class TraceSettings(StrictSettings):
     """Teacher reasoning traces and their filter (AdaMame §3.1, appendix C.1).
 
     ``per_language`` caps the kept traces per language, sampled with ``seed``.
+    ``from_file``: traces written beforehand instead of a teacher model — a JSONL
+    of rows ``id, lang, question, gold, completion``, or MGSM's ``exemplars.json``
+    (its step-by-step answers exist in every MGSM language). Such a stage reads no
+    source and translates nothing; the filter still applies.
     """
 
+    from_file: ProjectPath | None = None
     model: ModelSettings = Field(default_factory=ModelSettings)
     sampling: SamplingSettings = Field(
         default_factory=lambda: SamplingSettings(temperature=1.0, max_new_tokens=2048)
@@ -100,13 +105,21 @@ class TraceSettings(StrictSettings):
     per_language: int | None = Field(default=None, ge=1)
     seed: int = 0
 
+    @model_validator(mode="after")
+    def _teacher_or_file(self) -> "TraceSettings":
+        if self.from_file and changed_fields(self, ("model", "sampling")):
+            raise ValueError("model/sampling: traces read from_file are not generated; remove them")
+        return self
+
 
 class RejectionSettings(StrictSettings):
     """RL-set selection over the SFT set (AdaMame §3.3, appendix B.5, table 8).
 
     ``strategy``: ``zero_one_filter`` (``sampling.n`` rollouts, keep 0 < correct < n),
-    ``random`` (no rollouts) or ``conditional`` (one rollout, keep it if it is in
-    the query language and wrong). ``policy`` ``None`` means the SFT model.
+    ``random`` (no rollouts), ``conditional`` (one rollout, keep it if it is in
+    the query language and wrong) or ``unsolved`` (``sampling.n`` rollouts, keep
+    the queries the policy cannot solve yet: none correct). ``policy`` ``None``
+    means the SFT model.
     """
 
     strategy: RejectionStrategyName = "zero_one_filter"
@@ -130,11 +143,24 @@ class RejectionSettings(StrictSettings):
 
 
 class DataSettings(StrictSettings):
-    """The data-construction stage: source -> translation -> traces (-> rejection)."""
+    """The data-construction stage: source -> translation -> traces (-> rejection after SFT).
 
-    source: DataSourceSettings
+    ``source`` (translated, then answered by the teacher) or ``traces.from_file``
+    (traces written beforehand): exactly one.
+    """
+
+    source: DataSourceSettings | None = None
     languages: list[str] = Field(min_length=1)
     source_language: str = "en"
     translation: TranslationSettings = Field(default_factory=TranslationSettings)
     traces: TraceSettings = Field(default_factory=TraceSettings)
     rejection: RejectionSettings | None = None
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> "DataSettings":
+        if (self.source is None) == (self.traces.from_file is None):
+            raise ValueError("give data.source (translated and answered by models) or data.traces.from_file "
+                             "(traces written beforehand), exactly one")
+        if self.source is None and changed_fields(self, ("translation", "source_language")):
+            raise ValueError("translation/source_language: traces read from_file are not translated; remove them")
+        return self

@@ -10,6 +10,8 @@ a test) is refused for the same reasons with the same words:
 * GRPO run alone needs its model and dataset; in a profile with the earlier
   stages they come from there (``grpo.model`` then only says how GRPO runs the
   SFT model: backend, precision, chat template);
+* a recipe evaluates its base model and the models trained from it, and
+  registers a trained model;
 * the audit needs generations (a file, or the evaluation section to produce
   them), a packaged or readable stress table with the languages asked for, and
   a prompt style the number-only probe can rewrite.
@@ -34,6 +36,25 @@ from components.settings.training import GRPOStageSettings, SFTSettings
 PROBE_STYLES = ("instruction", "prefix")
 
 
+class RegistrySettings(StrictSettings):
+    """The MLflow model-registry entry of a recipe's final model (GRPO's, else SFT's).
+
+    ``name`` ``None``: the profile's name. ``alias`` is set on the new version;
+    ``merged`` also registers the full model with the adapter merged in.
+    """
+
+    name: str | None = None
+    alias: str = "candidate"
+    merged: bool = False
+
+    @field_validator("name", "alias")
+    @classmethod
+    def _simple(cls, value: str | None) -> str | None:
+        if value is not None and (not value or any(c in value for c in "/@ :")):
+            raise ValueError("must be non-empty, without '/', '@', ':' or spaces (it goes into models:/NAME@ALIAS)")
+        return value
+
+
 class Profile(StrictSettings):
     """A whole experiment. Stages whose section is ``None`` are not run."""
 
@@ -48,6 +69,7 @@ class Profile(StrictSettings):
     data: DataSettings | None = None
     sft: SFTSettings | None = None
     grpo: GRPOStageSettings | None = None
+    registry: RegistrySettings | None = None
 
     @field_validator("name")
     @classmethod
@@ -58,7 +80,7 @@ class Profile(StrictSettings):
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> "Profile":
-        problems = data_problems(self) + grpo_problems(self) + audit_problems(self)
+        problems = data_problems(self) + grpo_problems(self) + audit_problems(self) + recipe_problems(self)
         if problems:
             raise ValueError(join_problems(problems))
         return self
@@ -119,7 +141,7 @@ def data_problems(profile: Profile) -> list[str]:
         return problems
     sources = importlib.import_module("components.data.sources")  # looked up when validated; see settings.base
     benchmarks = profile.evaluation.benchmarks if profile.evaluation else []
-    for name in sources.source_overlaps(data.source, benchmarks):
+    for name in sources.source_overlaps(data.source, benchmarks) if data.source else []:
         problems.append(f"data.source: {name!r} is both the source of training queries and an evaluation "
                         "benchmark of this profile; drop it from evaluation.benchmarks or use another source")
     if data.rejection is not None and data.rejection.policy is None and profile.sft is None:
@@ -143,6 +165,21 @@ def grpo_problems(profile: Profile) -> list[str]:
     if grpo.dataset is None and (profile.data is None or profile.data.rejection is None):
         problems.append("grpo.dataset: unset and the profile has no data.rejection section to build the RL set; "
                         "set grpo.dataset")
+    return problems
+
+
+def recipe_problems(profile: Profile) -> list[str]:
+    """A recipe evaluates the models it trains from one base, and registers only a trained model."""
+    problems = []
+    evaluation, sft = profile.evaluation, profile.sft
+    if evaluation is not None and sft is not None and evaluation.model.model != sft.model.model:
+        problems.append(f"evaluation.model.model: a recipe evaluates its base model {sft.model.model!r} and the models "
+                        "trained from it; set evaluation.model.model to sft.model.model (the other evaluation.model "
+                        "fields say how the models are run)")
+    if evaluation is not None and sft is not None and evaluation.model.adapter is not None:
+        problems.append("evaluation.model.adapter: a recipe evaluates the adapters it trains; leave it unset")
+    if profile.registry is not None and sft is None:
+        problems.append("registry: only a trained model is registered; the profile has no sft section")
     return problems
 
 

@@ -30,8 +30,9 @@ def test_strategy_keep(name, correct, in_language, keep):
 
 
 def test_rollouts_needed_and_unknown_name():
-    assert [REJECTION_STRATEGIES[n].rollouts(8) for n in ("zero_one_filter", "random", "conditional")] == [8, 0, 1]
-    with pytest.raises(ValueError, match="known: conditional, random, zero_one_filter"):
+    names = ("zero_one_filter", "random", "conditional", "unsolved")
+    assert [REJECTION_STRATEGIES[n].rollouts(8) for n in names] == [8, 0, 1, 8]
+    with pytest.raises(ValueError, match="known: conditional, random, unsolved, zero_one_filter"):
         get_strategy("best_of_n")
 
 
