@@ -10,7 +10,15 @@ writes compare equal to the gold number:
 * separators: spaces, no-break and narrow no-break spaces and apostrophes group thousands;
   when both ``.`` and ``,`` occur the right-most one is the decimal mark; a single ``,``
   or ``.`` followed by exactly three digits is decided by the language
-  (:data:`DECIMAL_COMMA_LANGUAGES` read ``1,234`` as 1.234 and ``1.234`` as 1234);
+  (:data:`DECIMAL_COMMA_LANGUAGES` read ``1,234`` as 1.234 and ``1.234`` as 1234) unless
+  ``grouping=True``: verifiers pass it when the gold is an integer, and then that lone
+  separator groups thousands in every language (models write ``1,000`` English-style in
+  French too; an answer meaning the decimal 1.234 for the integer gold 1234 is the
+  accepted cost). A comma followed by one, two or four and more digits is a decimal mark
+  everywhere (``3,5``);
+* pairs, intervals and lists are not one number: brackets holding a ``,`` or ``;``
+  (``(0,9)``, ``[0,9)``, ``(1; 2)``) give None unless what they hold is one grouped number
+  (``(1,234)``);
 * CJK/Korean magnitudes glued to digits are expanded (``3万`` = 30000, ``1.5万`` = 15000,
   ``2億5000万``, ``5천``); a pure kanji numeral (``十八``, ``三万``) is read too;
 * wrappers are dropped: markdown ``**``/``__``, ``$``/``\\(``, ``\\boxed{}``/``\\text{}``,
@@ -23,7 +31,10 @@ writes compare equal to the gold number:
 
 Gold answers are dataset strings; MGSM/MSVAMP/MMATH write them English-style in every
 language (``2,125`` in ``mgsm_de.tsv`` too), so verifiers read golds with ``lang=None``
-(decimal point). Values are exact :class:`fractions.Fraction`; ``1/2`` equals ``0.5``.
+(decimal point). Values are exact :class:`fractions.Fraction`; ``1/2`` equals ``0.5``;
+:func:`same_value` compares two integers exactly and anything else after rounding both to
+:data:`DECIMAL_PLACES` places (math-verify's default ``float_rounding``), so
+``0.0833333333333333`` equals ``1/12`` and ``0.08333`` does not.
 """
 
 from __future__ import annotations
@@ -34,14 +45,15 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["DECIMAL_COMMA_LANGUAGES", "parse_number", "normalize_number", "format_number",
-           "last_number_span", "ascii_fold"]
+__all__ = ["DECIMAL_COMMA_LANGUAGES", "DECIMAL_PLACES", "NUMBER_PATTERN", "parse_number", "normalize_number",
+           "format_number", "same_value", "glued_to_word", "ascii_fold"]
 
 DECIMAL_COMMA_LANGUAGES = frozenset(
     "fr de es pt ru it nl pl tr id vi uk cs sk sl hr sr bs bg ro hu da sv no nb nn fi el "
     "et lv lt az kk be ca eu gl is mk sq ka hy uz mn".split()
 )
 MAX_ANSWER_CHARS = 500
+DECIMAL_PLACES = 6  # non-integers agree when equal after rounding to this many places
 
 # One char -> one char, so spans found in the folded text are spans of the original.
 _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # full-width ASCII
@@ -58,7 +70,7 @@ _BIG = {"万": 10**4, "萬": 10**4, "만": 10**4, "億": 10**8, "亿": 10**8, "�
 _GLUED_MAG = "百千万萬億亿兆백천만억조"  # magnitudes that may follow Arabic digits (not 十)
 _KANJI_DIGITS = {"〇": "0", "零": "0", "一": "1", "二": "2", "两": "2", "兩": "2", "三": "3",
                  "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9"}
-_NUMBER = re.compile(
+NUMBER_PATTERN = re.compile(
     r"(?P<sign>(?<![0-9A-Za-z)])[-+])?"
     r"(?P<body>(?:(?<![A-Za-z0-9])\.(?=\d))?\d(?:[.,'\d]|\ (?=\d{3}(?!\d)))*)"
     rf"(?P<mag>[{_GLUED_MAG}](?:[{_GLUED_MAG}]|\d+(?:\.\d+)?)*)?"
@@ -81,6 +93,9 @@ _LEAD_PUNCT = _EDGE_PUNCT.replace(".", "")
 _ASSIGNMENT = re.compile(r"^[^\W\d]\w{0,20}\s*=\s*(?=[^=]*$)")
 _FORBIDDEN = set("=+*/^_\\{}<>|~×÷±√∑∏∫·#&@π∞")
 _UNITS = frozenset("km cm mm kg mg ml min mins hr hrs h mph kmh usd eur yen".split())
+_BRACKETED = re.compile(r"([(\[{])([^()\[\]{}]*[,;][^()\[\]{}]*)([)\]}])")
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+_GROUPED_ONLY = re.compile(r"\s*[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*")
 
 
 def ascii_fold(text: str) -> str:
@@ -96,10 +111,14 @@ def ascii_fold(text: str) -> str:
     return text.translate(_FOLD)
 
 
-def _strip_wrappers(text: str) -> str:
+def _latex_subs(text: str) -> str:
     for old, new in _LATEX_SUBS:
         if old in text:
             text = text.replace(old, new)
+    return text
+
+
+def _strip_wrappers(text: str) -> str:
     for _ in range(4):
         unwrapped = _LATEX_WRAP.sub(r"\1", text)
         if unwrapped == text:
@@ -118,7 +137,7 @@ def _strip_wrappers(text: str) -> str:
     return text
 
 
-def _digits_value(body: str, lang: str | None) -> Fraction | None:
+def _digits_value(body: str, lang: str | None, grouping: bool = False) -> Fraction | None:
     """Value of digits with separators (thousands vs decimal mark decided as documented)."""
     groups_sep = "'" in body or " " in body
     body = body.replace("'", "").replace(" ", "")
@@ -143,6 +162,8 @@ def _digits_value(body: str, lang: str | None) -> Fraction | None:
     ambiguous = len(tail) == 3 and 0 < len(head) <= 3 and head != "0"
     if not ambiguous:
         return _plain(body, sep)
+    if grouping:
+        return Fraction(int(head + tail))
     decimal_comma = lang in DECIMAL_COMMA_LANGUAGES
     is_decimal = (sep == ",") == decimal_comma
     return _plain(body, sep) if is_decimal else Fraction(int(head + tail))
@@ -171,9 +192,9 @@ def _magnitudes(first: Fraction | None, mag: str) -> Fraction:
     return total + section + (current or 0)
 
 
-def _token_value(match: re.Match, lang: str | None) -> Fraction | None:
+def _token_value(match: re.Match, lang: str | None, grouping: bool) -> Fraction | None:
     body = match.group("body").rstrip(".,' ")
-    value = _digits_value(body, lang) if body else None
+    value = _digits_value(body, lang, grouping) if body else None
     if value is None:
         return None
     if match.group("mag"):
@@ -195,9 +216,10 @@ def _is_variable_letter(char: str) -> bool:
     return char.isalpha() and (char.isascii() or "\u0370" <= char <= "\u03ff")
 
 
-def _glued_latin(text: str, start: int, end: int) -> bool:
-    """A Latin/Greek letter touching the number (``2x``, ``x2``, ``2π``) unless a unit (``18km``)."""
-    if start and (text[start - 1].isdigit() or _is_variable_letter(text[start - 1])):
+def glued_to_word(text: str, start: int, end: int) -> bool:
+    """A Latin/Greek/Cyrillic letter touching the number (``2x``, ``x2``, ``2π``) unless a unit (``18km``)."""
+    before = text[start - 1] if start else ""
+    if before.isdigit() or _is_variable_letter(before) or "\u0400" <= before <= "\u04ff":
         return True
     word = re.match(r"[A-Za-z\u0370-\u03ff]+", text[end:])
     return bool(word) and word.group().lower() not in _UNITS
@@ -218,9 +240,29 @@ def _kanji_value(text: str) -> Fraction | None:
     return -value if value is not None and match.group("sign") else value
 
 
+def _is_tuple(text: str, lang: str | None) -> bool:
+    """Brackets holding ``;`` or a list comma: a pair, an interval or a list, not one number.
+
+    A comma inside brackets separates items unless the brackets hold one grouped number
+    (``(1,234)``) or, in a decimal-comma language, one decimal (``(3,5)`` in French, where
+    pairs are written ``(3 ; 5)``).
+    """
+    for match in _BRACKETED.finditer(text):
+        opening, content, closing = match.groups()
+        if _CLOSING[opening] != closing or ";" in content or content.count(",") > 1 and not _GROUPED_ONLY.fullmatch(content):
+            return True
+        decimal = lang in DECIMAL_COMMA_LANGUAGES and re.search(r"\d,\d", content)
+        if not (decimal or _GROUPED_ONLY.fullmatch(content)):
+            return True
+    return False
+
+
 @lru_cache(maxsize=65536)
-def parse_number(text: str | None, lang: str | None = None) -> Fraction | None:
+def parse_number(text: str | None, lang: str | None = None, *, grouping: bool = False) -> Fraction | None:
     """Exact value of a numeric answer, or None when ``text`` is not one number.
+
+    ``grouping``: a lone ``,``/``.`` before exactly three digits groups thousands whatever
+    ``lang`` says (verifiers set it when the gold is an integer).
 
     >>> parse_number("**１８**", "ja"), parse_number("3万円", "ja"), parse_number("1.5万", "zh")
     (Fraction(18, 1), Fraction(30000, 1), Fraction(15000, 1))
@@ -228,26 +270,31 @@ def parse_number(text: str | None, lang: str | None = None) -> Fraction | None:
     (Fraction(2469, 2), Fraction(2469, 2), Fraction(1234, 1))
     >>> parse_number("1,234", "de"), parse_number("答えは18です", "ja"), parse_number("x = 2y", "en")
     (Fraction(617, 500), Fraction(18, 1), None)
+    >>> parse_number("1,000", "fr", grouping=True), parse_number("(0,9)", "en"), parse_number("[0,9)", "fr")
+    (Fraction(1000, 1), None, None)
     """
     if not text or len(text) > MAX_ANSWER_CHARS:
         return None
     if text.isascii() and text.isdigit():
         return Fraction(int(text))
-    core = _strip_wrappers(ascii_fold(text))
+    folded = _latex_subs(ascii_fold(text))
+    if ("," in folded or ";" in folded) and _is_tuple(folded, lang):
+        return None
+    core = _strip_wrappers(folded)
     fraction = _FRACTION.fullmatch(core)
     if fraction:
         sign, *parts = fraction.groups()
         num, den = [p for p in parts if p is not None]
         value = Fraction(int(num), int(den)) if int(den) else None
         return -value if value is not None and sign else value
-    matches = list(_NUMBER.finditer(core))
+    matches = list(NUMBER_PATTERN.finditer(core))
     if len(matches) != 1:
         return _kanji_value(core) if not matches else None
     match = matches[0]
     rest = core[: match.start()] + " " + core[match.end():]
-    if not _benign(rest) or _glued_latin(core, match.start(), match.end()):
+    if not _benign(rest) or glued_to_word(core, match.start(), match.end()):
         return None
-    return _token_value(match, lang)
+    return _token_value(match, lang, grouping)
 
 
 def format_number(value: Fraction) -> str:
@@ -270,7 +317,20 @@ def format_number(value: Fraction) -> str:
         return format(Decimal(value.numerator) / Decimal(value.denominator), "f")
 
 
-def normalize_number(text: str | None, lang: str | None = None) -> str | None:
+def same_value(value: Fraction, other: Fraction) -> bool:
+    """Integers compare exactly; otherwise equal after rounding both to :data:`DECIMAL_PLACES` places.
+
+    >>> same_value(Fraction(1, 12), Fraction("0.0833333333333333")), same_value(Fraction(1, 12), Fraction("0.08333"))
+    (True, False)
+    """
+    if value == other:
+        return True
+    if value.denominator == 1 and other.denominator == 1:
+        return False
+    return round(value, DECIMAL_PLACES) == round(other, DECIMAL_PLACES)
+
+
+def normalize_number(text: str | None, lang: str | None = None, *, grouping: bool = False) -> str | None:
     """Language-aware canonical form of a numeric answer, or None if it is not one number.
 
     >>> normalize_number("１８", "ja"), normalize_number("€18", "fr"), normalize_number("18 บาท", "th")
@@ -278,23 +338,5 @@ def normalize_number(text: str | None, lang: str | None = None) -> str | None:
     >>> normalize_number("(−3,5 %)", "fr"), normalize_number("\\\\frac{1}{2}", "en")
     ('-3.5', '0.5')
     """
-    value = parse_number(text, lang)
+    value = parse_number(text, lang, grouping=grouping)
     return None if value is None else format_number(value)
-
-
-def last_number_span(text: str) -> tuple[int, int] | None:
-    """Offsets of the last number in ``text`` (with sign, separators, CJK magnitude, percent).
-
-    >>> text = "3 boxes of 1,000 yen: 合計3万円"
-    >>> start, end = last_number_span(text); text[start:end]
-    '3万'
-    """
-    last, folded = None, ascii_fold(text)
-    for last in _NUMBER.finditer(folded):
-        pass
-    if last is None:
-        return None
-    start, end = last.span()
-    while end > start and folded[end - 1] in ".,' ":
-        end -= 1
-    return start, end

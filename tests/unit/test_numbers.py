@@ -8,7 +8,8 @@ from fractions import Fraction
 import pytest
 
 import components.numbers as numbers
-from components.numbers import format_number, last_number_span, normalize_number, parse_number
+from components.extraction import last_number_span
+from components.numbers import format_number, normalize_number, parse_number
 
 NORMALIZED = [
     # (answer, lang, expected canonical form)

@@ -97,7 +97,8 @@ VERDICTS = [
     ("numeric", "１８", "18", "ja", True),
     ("numeric", "3万", "30000", "ja", True),
     ("numeric", "2,5", "2.5", "fr", True),
-    ("numeric", "2,125", "2,125", "de", False),  # German reads 2.125; the gold is English-style
+    ("numeric", "2,125", "2,125", "de", True),  # an integer gold: three-digit groups in every language
+    ("numeric", "2,125", "2.125", "de", True),  # a non-integer gold: German reads the decimal comma
     ("numeric", "2.125", "2,125", "de", True),
     ("numeric", "\\frac{1}{2}", "$\\frac{1}{2}$", "en", True),
     ("numeric", "2^{10}", "1024", "en", False),
@@ -150,7 +151,7 @@ def test_verdicts_on_completions(name, completion, gold, lang, expected):
 
 def test_verdict_forms():
     verdict = verify("trusted", "<think>…</think>答えは**３万**円です", "30000", "ja")
-    assert verdict == Verdict(True, "**３万**円", "30000", "30000", "trusted")
+    assert verdict == Verdict(True, "**３万**円", "30000", "30000", "trusted", "phrase")
 
 
 @pytest.mark.parametrize("name", sorted(VERIFIERS))
