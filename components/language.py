@@ -12,22 +12,29 @@ Very short Portuguese lines can still read as Spanish ("Vamos somá-los com cuid
 pt 0.47); that is lingua's limit on a handful of words, not a candidate-set problem.
 
 ``MemoDetector`` detects each distinct text once, in lingua's parallel batch API
-(``detect_languages_in_parallel_of``); ``detect_block`` gives a multi-line text the language
-all its lines agree on, and detects it whole only when they disagree.
+(``detect_languages_in_parallel_of``); ``detect_block`` gives a multi-line text the
+character-weighted majority of its lines' languages (a Chinese trace with one Japanese line
+stays Chinese: detecting the whole text would follow the kana).
 
 Math pulls detection toward English (``x``, ``cm``, ``frac``), so text is cleaned first:
 ``clean_for_detection`` removes code (fenced and inline), URLs, ``<think>`` tags, LaTeX math
 (``$$..$$``, ``\\[..\\]``, ``\\(..\\)``, ``$..$`` by pandoc's rule: the opening ``$`` is followed
 by a non-space, the closing one preceded by a non-space and not followed by a digit, so
-"$5 and $6" is left alone), ``\\boxed{..}``/``\\fbox{..}`` with nested braces, other LaTeX command
-names, arithmetic expressions (operands: numbers, numbers with a unit letter, single Latin or
-Greek letters, up to three capitals such as ``AB``), then every remaining digit. Newlines are
-kept, so line structure survives cleaning.
+"$5 and $6" is left alone; an escaped ``\\$`` is currency), ``\\boxed{..}``/``\\fbox{..}`` with
+nested braces, then the names of the LaTeX commands left outside math (after the math, so
+``$\\text{total} = 9$`` goes whole), arithmetic expressions (operands: numbers, numbers with a
+unit letter, single Latin or Greek letters, up to three capitals such as ``AB``), then every
+remaining digit. Newlines are kept, so line structure survives cleaning.
+
+Some letters say nothing about the language of a line: units (``cm``, ``km``), short labels
+(up to three capitals, ``AB``, but not capitalized words such as ``OK``), single Latin letters
+(variables) and lone Greek letters (``π``). ``holds_words`` is False for a text whose only
+letters are such tokens, so ``AB = 5 cm, π ≈ 3.14`` has no line to detect.
 
 >>> clean_for_detection("So $x^2 = 9$, hence x + 3 = 6 and \\\\boxed{\\\\frac{1}{2}} (see https://a.b).")
 'So , hence and (see ).'
->>> has_letters("12 + 3 = 15"), has_letters("x")
-(False, True)
+>>> has_letters("12 + 3 = 15"), has_letters("x"), holds_words("cm, π"), holds_words("OK")
+(False, True, False, True)
 >>> uses_latin_script("pt"), uses_latin_script("ja")
 (True, False)
 """
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -96,6 +104,16 @@ NUMERIC_CLASS = _numeric_class()
 # A letter: a word character that is neither a digit, a numeric sign nor "_" (str.isalpha, in re).
 LETTER_CLASS = rf"[^\W\d_{NUMERIC_CLASS}]"
 _LETTER = re.compile(LETTER_CLASS)
+_LETTER_RUN = re.compile(f"{LETTER_CLASS}+")
+_LATIN_CHAR = re.compile(f"[{SCRIPT_RANGES['latin']}]")
+_GREEK_CHAR = re.compile(f"[{SCRIPT_RANGES['greek']}]")
+_LATIN_OR_GREEK_RUN = re.compile(f"[{SCRIPT_RANGES['latin']}]+|[{SCRIPT_RANGES['greek']}]+")
+UNIT_WORDS = frozenset(
+    {"cm", "mm", "km", "kg", "mg", "ml", "dl", "cl", "kl", "ha", "min", "sec", "hr", "hrs",
+     "mph", "kmh", "kcal", "cal", "am", "pm", "kw", "kwh"}
+)
+# All-capital English words models write in any language; never a geometry label here.
+CAPITAL_WORDS = frozenset("OK YES NO SO THE AND BUT NOT ALL ARE CAN FOR HOW NOW WHY YOU".split())
 _THINK_TAG = re.compile(r"</?think>")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -142,9 +160,11 @@ def clean_for_detection(text: str) -> str:
     if "://" in text or "www." in text:
         text = _URL.sub(" ", text)
     if "\\" in text:
-        text = _LATEX_COMMAND.sub(" ", _DISPLAY_MATH.sub(" ", _strip_boxed(text)))
+        text = _DISPLAY_MATH.sub(" ", _strip_boxed(text.replace("\\$", " ")))
     if "$" in text:
         text = _INLINE_MATH.sub(" ", _DISPLAY_MATH.sub(" ", text))
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", text)
     text = _DIGITS_MARKUP.sub(" ", _ARITHMETIC.sub(" ", text))
     return "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
 
@@ -170,6 +190,34 @@ def has_letters(text: str) -> bool:
     (False, True)
     """
     return _LETTER.search(text) is not None
+
+
+def tolerated_token(run: str) -> bool:
+    """A letter run of one script that says nothing about the language (see module doc).
+
+    >>> [tolerated_token(t) for t in ("x", "π", "cm", "AB", "ＡＢ", "OK", "Step", "αβ")]
+    [True, True, True, True, True, False, False, False]
+    """
+    latin = all(_LATIN_CHAR.match(ch) for ch in run)
+    if len(run) == 1:
+        return latin or bool(_GREEK_CHAR.match(run))
+    if not latin:
+        return False
+    folded = unicodedata.normalize("NFKC", run)
+    return folded.lower() in UNIT_WORDS or (folded.isupper() and len(folded) <= 3 and folded not in CAPITAL_WORDS)
+
+
+def holds_words(text: str) -> bool:
+    """True when ``text`` holds a letter outside the tolerated tokens (units, labels, variables, π).
+
+    >>> holds_words("AB = 5 cm, π ≈ 3.14"), holds_words("cm입니다"), holds_words("")
+    (False, True, False)
+    """
+    for run in _LETTER_RUN.findall(text):
+        rest = _LATIN_OR_GREEK_RUN.sub("", run)
+        if rest or not all(tolerated_token(part) for part in _LATIN_OR_GREEK_RUN.findall(run)):
+            return True
+    return False
 
 
 @functools.cache
@@ -259,20 +307,21 @@ class MemoDetector:
 
 
 def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | None:
-    """Top-1 language of a cleaned multi-line ``text``, detecting its lines first.
+    """Language of a cleaned multi-line ``text``: the character-weighted majority of its lines.
 
-    When every letter-bearing line is detected as the same language, that language is the
-    answer: lingua sums n-gram log-probabilities over the text, so a concatenation of lines
-    that each favour X favours X (up to the n-grams that cross a line break). Only a block
-    whose lines disagree is detected whole. With a ``MemoDetector`` the lines' detections
-    are shared with the line-level check, so each character is detected about once.
+    Each line that holds words (``holds_words``) is detected; each language scores the number
+    of letters of its lines; the highest score wins (a tie goes to the language met first).
+    Detecting the whole text instead lets a minority line decide: lingua reads any kana as
+    Japanese, so a Chinese trace with one Japanese line would be Japanese. With a
+    ``MemoDetector`` the lines' detections are shared with the line-level check.
     """
-    lines = [line for line in text.split("\n") if has_letters(line)]
-    if len(lines) > 1:
-        found = {detector.detect(line, clean=False) for line in lines}
-        if len(found) == 1 and None not in found:
-            return found.pop()
-    return detector.detect(text, clean=False)
+    scores: dict[str, int] = {}
+    for line in text.split("\n"):
+        if holds_words(line):
+            language = detector.detect(line, clean=False)
+            if language is not None:
+                scores[language] = scores.get(language, 0) + len(_LETTER.findall(line))
+    return max(scores, key=scores.__getitem__) if scores else None
 
 
 @functools.lru_cache(maxsize=8)

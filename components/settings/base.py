@@ -48,7 +48,7 @@ REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, registry attribut
     "benchmark": ("components.data.benchmarks", "BENCHMARKS"),
     "reward": ("components.rewards", "REWARDS"),
     "rejection strategy": ("components.data.rejection", "REJECTION_STRATEGIES"),
-    "LCPR rule": ("components.metrics.lcpr", "RULES"),
+    "LCPR rule": ("components.metrics.lcpr", "LCPR_RULES"),
 }
 
 
