@@ -63,8 +63,8 @@ def load_lcb(checkout: Path, detector) -> types.ModuleType:
             code = detector.detect(line, clean=False)
             return (f"__label__{code or 'unknown'}",), 1.0
 
+    saved, here = sys.modules.get("fasttext"), os.getcwd()
     sys.modules["fasttext"] = types.SimpleNamespace(load_model=lambda path: LinguaAsFastText())
-    here = os.getcwd()
     with tempfile.TemporaryDirectory() as folder:
         os.symlink(checkout / "words", Path(folder) / "words")
         Path(folder, "lid.176.bin").touch()  # so the module does not download it
@@ -73,6 +73,10 @@ def load_lcb(checkout: Path, detector) -> types.ModuleType:
             return _import_file("lcb_metrics", checkout / "compute_metrics.py")
         finally:
             os.chdir(here)
+            if saved is None:
+                del sys.modules["fasttext"]
+            else:
+                sys.modules["fasttext"] = saved
 
 
 def upstream_adamame(module, completion: str, lang: str) -> tuple:
