@@ -236,8 +236,10 @@ def _last_number_or_math(response: str) -> str | None:
 
 
 def _boxed_or_phrase(response: str) -> tuple[str | None, str]:
-    boxed, phrase = _last_boxed(response), _last_phrase(response)
-    if phrase and (not boxed or (phrase[0] >= boxed[1] and _ANSWER_LIKE.search(phrase[2]))):
+    """The later of the last box and the last phrase; only a phrase after the box can beat it."""
+    boxed = _last_boxed(response)
+    phrase = _last_phrase(response[boxed[1]:] if boxed else response)
+    if phrase and (not boxed or _ANSWER_LIKE.search(phrase[2])):
         return phrase[2], "phrase"
     return (boxed[2], "boxed") if boxed else (None, "none")
 

@@ -104,15 +104,16 @@ NUMERIC_CLASS = _numeric_class()
 # A letter: a word character that is neither a digit, a numeric sign nor "_" (str.isalpha, in re).
 LETTER_CLASS = rf"[^\W\d_{NUMERIC_CLASS}]"
 _LETTER = re.compile(LETTER_CLASS)
-_LETTER_RUN = re.compile(f"{LETTER_CLASS}+")
-_LATIN_CHAR = re.compile(f"[{SCRIPT_RANGES['latin']}]")
+_LATIN_WORD = re.compile(f"[{SCRIPT_RANGES['latin']}]+")
 _GREEK_CHAR = re.compile(f"[{SCRIPT_RANGES['greek']}]")
 _LATIN_OR_GREEK_RUN = re.compile(f"[{SCRIPT_RANGES['latin']}]+|[{SCRIPT_RANGES['greek']}]+")
+_OTHER_LETTER = re.compile(f"(?![{SCRIPT_RANGES['latin']}{SCRIPT_RANGES['greek']}]){LETTER_CLASS}")
 UNIT_WORDS = frozenset(
     {"cm", "mm", "km", "kg", "mg", "ml", "dl", "cl", "kl", "ha", "min", "sec", "hr", "hrs",
      "mph", "kmh", "kcal", "cal", "am", "pm", "kw", "kwh"}
 )
 # All-capital English words models write in any language; never a geometry label here.
+_LONGEST_UNIT = max(map(len, UNIT_WORDS))
 CAPITAL_WORDS = frozenset("OK YES NO SO THE AND BUT NOT ALL ARE CAN FOR HOW NOW WHY YOU".split())
 _THINK_TAG = re.compile(r"</?think>")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -198,26 +199,25 @@ def tolerated_token(run: str) -> bool:
     >>> [tolerated_token(t) for t in ("x", "π", "cm", "AB", "ＡＢ", "OK", "Step", "αβ")]
     [True, True, True, True, True, False, False, False]
     """
-    latin = all(_LATIN_CHAR.match(ch) for ch in run)
+    latin = _LATIN_WORD.fullmatch(run) is not None
     if len(run) == 1:
         return latin or bool(_GREEK_CHAR.match(run))
-    if not latin:
+    if not latin or len(run) > _LONGEST_UNIT:
         return False
     folded = unicodedata.normalize("NFKC", run)
     return folded.lower() in UNIT_WORDS or (folded.isupper() and len(folded) <= 3 and folded not in CAPITAL_WORDS)
 
 
+@functools.lru_cache(maxsize=65536)
 def holds_words(text: str) -> bool:
     """True when ``text`` holds a letter outside the tolerated tokens (units, labels, variables, π).
 
     >>> holds_words("AB = 5 cm, π ≈ 3.14"), holds_words("cm입니다"), holds_words("")
     (False, True, False)
     """
-    for run in _LETTER_RUN.findall(text):
-        rest = _LATIN_OR_GREEK_RUN.sub("", run)
-        if rest or not all(tolerated_token(part) for part in _LATIN_OR_GREEK_RUN.findall(run)):
-            return True
-    return False
+    if _OTHER_LETTER.search(text):
+        return True
+    return any(not tolerated_token(run.group()) for run in _LATIN_OR_GREEK_RUN.finditer(text))
 
 
 @functools.cache
@@ -310,7 +310,7 @@ def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | 
     """Language of a cleaned multi-line ``text``: the character-weighted majority of its lines.
 
     Each line that holds words (``holds_words``) is detected; each language scores the number
-    of letters of its lines; the highest score wins (a tie goes to the language met first).
+    of characters of its lines; the highest score wins (a tie goes to the language met first).
     Detecting the whole text instead lets a minority line decide: lingua reads any kana as
     Japanese, so a Chinese trace with one Japanese line would be Japanese. With a
     ``MemoDetector`` the lines' detections are shared with the line-level check.
@@ -320,7 +320,7 @@ def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | 
         if holds_words(line):
             language = detector.detect(line, clean=False)
             if language is not None:
-                scores[language] = scores.get(language, 0) + len(_LETTER.findall(line))
+                scores[language] = scores.get(language, 0) + len(line)
     return max(scores, key=scores.__getitem__) if scores else None
 
 
