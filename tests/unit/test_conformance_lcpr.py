@@ -127,8 +127,10 @@ def test_lcb_rules_need_the_word_list(name):
         word_pass(LONG_JA, "ja", rule=name)
 
 
-def test_scoring_settings_accept_the_reference_rules():
-    from components.config import ScoringSettings
+def test_scoring_settings_accept_every_registered_rule():
+    from components.settings import ScoringSettings
 
-    assert ScoringSettings(lcpr_rule="lcb_reference").lcpr_rule == "lcb_reference"
+    assert ScoringSettings(lcpr_rule="lcb_reference", words_path="words").lcpr_rule == "lcb_reference"
     assert ScoringSettings(lcpr_rule="adamame_reference").lcpr_rule == "adamame_reference"
+    with pytest.raises(ValueError, match="adamame_reference"):
+        ScoringSettings(lcpr_rule="fasttext")
