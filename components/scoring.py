@@ -34,8 +34,7 @@ from typing import Any
 from components.language import MemoDetector, clean_paragraphs, detect_block, get_detector, is_supported
 from components.metrics import aggregate
 from components.metrics.table import ROW_FIELDS
-from components.metrics.lcpr import RULES as LCPR_RULES
-from components.metrics.lcpr import english_words_pass, line_units, load_english_words, units_pass, word_pass
+from components.metrics.lcpr import LCPR_RULES, LcprRule, get_rule, load_english_words
 from components.metrics.slc import SLC_THRESHOLD, share_in_language, slc_and_acc, step_units
 from components.metrics.ttc import ttc_chars, ttc_tokens
 from components.verification import get_verifier, split_think
@@ -116,16 +115,12 @@ def _verdict(verify: Any, text: str, row: Mapping[str, Any], extract: bool) -> d
     return {"extracted": verdict.extracted, "normalized": verdict.normalized, "correct": bool(verdict.correct)}
 
 
-def _language_scores(trace: str, lang: str, detector: MemoDetector, rule: str,
+def _language_scores(trace: str, lang: str, detector: MemoDetector, rule: LcprRule,
                      words: frozenset[str] | None, units: tuple[str, list[str], list[str]]) -> dict[str, Any]:
     cleaned, lines, steps = units
-    if rule == "lcb":
-        word = english_words_pass(lines, lang, words)
-    else:
-        word = word_pass(trace, lang, rule=rule, cleaned=cleaned)
     return {
-        "line_pass": units_pass(lines, lang, detector),
-        "word_pass": word,
+        "line_pass": rule.line_pass(lines, lang, detector),
+        "word_pass": rule.word_pass(trace, lang, units=lines, words=words, cleaned=cleaned),
         "slc": share_in_language(steps, lang, detector),
         "lang_detected": detect_block(detector, cleaned),
     }
@@ -138,19 +133,20 @@ def _ttc(row: Mapping[str, Any], max_context: int | None) -> float | None:
     return ttc_tokens(row["num_tokens"], context)
 
 
-def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoDetector, rule: str,
+def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoDetector, rule: LcprRule,
                  words: frozenset[str] | None, slc_threshold: float, max_context: int | None) -> list[dict]:
     traces = [split_think(row["completion"]).trace for row in rows]
+    lcpr_traces = [rule.trace(row["completion"]) for row in rows]  # a reference rule may read it its own way
     units = []
-    for trace in traces:
+    for row, trace, lcpr_trace in zip(rows, traces, lcpr_traces, strict=True):
         paragraphs = clean_paragraphs(trace)
         cleaned = "\n".join(paragraphs)
-        lines = line_units(trace, rule, cleaned=cleaned)
+        lines = rule.line_units(lcpr_trace, row["lang"], cleaned=cleaned if lcpr_trace == trace else None)
         units.append((cleaned, lines, step_units(trace, cleaned_paragraphs=paragraphs)))
     detector.prefetch((line for _, lines, steps in units for unit in (*lines, *steps) for line in unit.split("\n")),
                       clean=False)
     scored = []
-    for row, trace, row_units in zip(rows, traces, units, strict=True):
+    for row, trace, row_units in zip(rows, lcpr_traces, units, strict=True):
         verdict = _verdict(verify, row["completion"], row, extract=True)
         values = {**verdict, **_language_scores(trace, row["lang"], detector, rule, words, row_units),
                   "ttc": _ttc(row, max_context), "ttc_chars": ttc_chars(row["completion"])}
@@ -179,16 +175,17 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
     """
     if lcpr_rule not in LCPR_RULES:
         raise ValueError(f"unknown lcpr_rule {lcpr_rule!r}; known: {list(LCPR_RULES)}")
-    if lcpr_rule == "lcb" and words_path is None:
-        raise ValueError("lcpr_rule='lcb' needs words_path (the LCB English word list)")
-    words = load_english_words(str(words_path)) if lcpr_rule == "lcb" else None
+    rule = get_rule(lcpr_rule)
+    if rule.needs_words and words_path is None:
+        raise ValueError(f"lcpr_rule={lcpr_rule!r} needs words_path (the LCB English word list)")
+    words = load_english_words(str(words_path)) if rule.needs_words else None
     verify = get_verifier(verifier)
     valid, errors = validate_rows(rows, SCORE_FIELDS, source=source, line_numbers=line_numbers)
     detector = get_detector({row["lang"] for row in valid})
     scored = []
     for start in range(0, len(valid), _CHUNK):  # a memo per chunk keeps memory bounded
         chunk = valid[start : start + _CHUNK]
-        scored += _score_chunk(chunk, verify, MemoDetector(detector), lcpr_rule, words, slc_threshold, max_context)
+        scored += _score_chunk(chunk, verify, MemoDetector(detector), rule, words, slc_threshold, max_context)
     per_lang = aggregate.per_language(scored, pass_k=pass_k)
     return {
         "rows": scored,
