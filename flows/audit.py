@@ -3,9 +3,10 @@
 "Multilingual verifier bias in RLVR" (arXiv 2608.20362) as a recipe: audit a
 multilingual reward per language and per answer interface before optimizing
 with it. Generations come from ``audit.generations`` (JSONL/parquet) or from
-a fresh run of the evaluation flow on the same profile. One MLflow run holds
-every figure (``audit/...``), the per-language table and the FNR bar chart.
-``polyreason audit PROFILE.yaml [key=value ...]`` runs it.
+the evaluation the recipe hands in (the last model it evaluated). One MLflow run
+(a child of the recipe's) holds every figure (``audit/...``), the per-language
+table and the FNR bar chart. ``polyreason audit PROFILE.yaml [key=value ...]``
+runs it (after an evaluation of the profile's model when no file is given).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
-from flows.runtime import prepared
+from flows.runtime import prepared, require
 from tasks import tracking
 from tasks.audit import (
     combine_generations_task,
@@ -33,49 +34,48 @@ from tasks.audit import (
     stress_task,
 )
 from tasks.caching import ArtifactRef
+from tasks.outputs import EvaluationOutputs
+from tasks.tracking import RunRef
 
 
-def _generations(profile: Profile, project: Path) -> ArtifactRef:
-    """The audited rows: the configured artifact, or fresh generations of every evaluation benchmark."""
+def audited_generations(profile: Profile, evaluation: EvaluationOutputs | None, project: Path) -> ArtifactRef:
+    """The audited rows: the configured file, else the generations of the evaluation handed in."""
     if profile.audit.generations:
         return file_ref(profile.audit.generations)
-    from flows.evaluation import run_evaluation
-
-    evaluation = run_evaluation(profile)
-    refs = [file_ref(bench["generations"]) for bench in evaluation["benchmarks"].values()]
+    if evaluation is None:
+        raise ProfileError(f"profile {profile.name!r}: audit.generations is unset and no evaluation was run to audit")
+    refs = [file_ref(bench.generations.path) for bench in evaluation.benchmarks.values()]
     return combine_generations_task(refs, str(project))
 
 
-def _number_only(profile: Profile, generations: ArtifactRef, project: Path) -> ArtifactRef | None:
-    """Rows of the number-only interface: configured, generated with the evaluation model, or none."""
+def number_only_generations(profile: Profile, evaluation: EvaluationOutputs | None, generations: ArtifactRef,
+                            project: Path) -> ArtifactRef | None:
+    """Rows of the number-only interface: configured, generated with the evaluated model, or none."""
     settings = profile.audit
     if not settings.probe:
         return None
     if settings.number_only_generations:
         return file_ref(settings.number_only_generations)
-    if profile.evaluation is None:
+    if evaluation is None:
         return None
-    return number_only_generation_task(generations, profile.evaluation.model, profile.evaluation.sampling, str(project))
+    return number_only_generation_task(generations, evaluation.model.model, profile.evaluation.sampling,
+                                       str(project))
 
 
 @flow(name="polyreason-audit")
-def audit_flow(profile: Profile) -> dict:
-    """Run every audit step on the profile's generations; returns a summary of the figures."""
-    settings = profile.audit
-    if settings is None:
-        raise ProfileError(f"profile {profile.name!r} has no audit section")
+def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None, parent: RunRef | None = None) -> dict:
+    """Run every audit step on the profile's generations (or the evaluation's); returns a summary of the figures."""
     profile, project = prepared(profile)
-    settings = profile.audit
-    run = tracking.open_run(profile.tracking, project, f"{profile.name}-audit", params=flatten(profile),
-                            tags={"polyreason.stage": "audit"})
-    try:
-        generations = _generations(profile, project)
+    settings = require(profile, "audit")
+    with tracking.stage_run(profile.tracking, project, f"{profile.name}-audit", stage="audit",
+                            params=flatten(settings, "audit."), parent=parent) as run:
+        generations = audited_generations(profile, evaluation, project)
         table = stress_table_ref(settings.stress_table)
         stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,
                              settings.stress_golds, str(project))
         judged = judge_task(generations, settings.proxies, settings.reference, str(project))
         diagnostics = diagnostics_task(judged, settings.proxies, str(project))
-        number_only = _number_only(profile, generations, project)
+        number_only = number_only_generations(profile, evaluation, generations, project)
         probe = None
         if number_only is not None:
             judged_number_only = judge_task(number_only, settings.proxies, settings.reference, str(project))
@@ -86,10 +86,6 @@ def audit_flow(profile: Profile) -> dict:
         figure = figure_task(diagnostics, stress, selection, str(project))
         results = [ref for ref in (stress, judged, diagnostics, probe, selection, guard) if ref is not None]
         logged = log_audit_task(run, results, figure)
-    except BaseException:
-        tracking.finish_run(run, "FAILED")
-        raise
-    tracking.finish_run(run)
     return {
         "run_id": run.run_id, "tracking_uri": run.tracking_uri, "generations": generations.path,
         "number_only_generations": number_only.path if number_only else None, "metrics_logged": logged,
@@ -101,8 +97,3 @@ def audit_flow(profile: Profile) -> dict:
         "guard": {k: guard.summary[k] for k in ("verifier", "metric", "vlb", "status")},
         "figure": figure.path,
     }
-
-
-def run_audit(profile: Profile) -> dict:
-    """CLI entry (``polyreason audit``): run the flow."""
-    return audit_flow(profile)

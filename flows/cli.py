@@ -72,7 +72,7 @@ def verify(
     _emit(verify_file(input, verifier=verifier), out)
 
 
-def _stage_command(module: str, function: str):
+def _stage_command(runner):
     def command(
         profile: Path = typer.Argument(..., help="Profile YAML."),
         overrides: Optional[list[str]] = typer.Argument(None, help="Dotted key=value overrides."),
@@ -83,24 +83,22 @@ def _stage_command(module: str, function: str):
         settings = _load(profile, overrides or [], project_dir)
         if settings.project_dir is None:
             settings = settings.model_copy(update={"project_dir": str(project_dir.resolve())})
-        import importlib
-
-        runner = getattr(importlib.import_module(module), function)
-        _emit(runner(settings), out)
+        summary = runner(settings)
+        _emit(summary, out)
+        if summary.get("comparison_table"):
+            typer.echo(f"\n{summary['comparison_table']}\n\nparent run: {summary['run_url']}", err=True)
 
     return command
 
 
-STAGES = {
-    "evaluate": ("flows.evaluation", "run_evaluation", "Generate and score benchmarks; metrics per language in MLflow."),
-    "audit": ("flows.audit", "run_audit", "Audit answer verifiers: FNR/FPR/VLB per language, stress suite, selection."),
-    "data": ("flows.data", "run_data", "Translate queries, generate and filter teacher traces, rejection-sample."),
-    "sft": ("flows.sft", "run_sft", "LoRA SFT (trl + peft) on the kept traces."),
-    "grpo": ("flows.grpo", "run_grpo", "Curriculum GRPO with language-aware rewards (trl)."),
-}
+def _register_stage_commands() -> None:
+    from flows.commands import COMMANDS
 
-for _name, (_module, _function, _help) in STAGES.items():
-    app.command(name=_name, help=_help)(_stage_command(_module, _function))
+    for name, (runner, help_text) in COMMANDS.items():
+        app.command(name=name, help=help_text)(_stage_command(runner))
+
+
+_register_stage_commands()
 
 
 @app.command(name="serve")

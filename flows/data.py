@@ -1,14 +1,13 @@
-"""The data-construction flow: source -> translation -> teacher traces (-> rejection sampling).
+"""The data-construction flow: source -> translation -> teacher traces (or traces from a file) = the SFT set.
 
-Reads like a recipe: one MLflow run, cached stage
-tasks, every table logged as a dataset input with its digest, and the step
-summaries (counts, chrF, retention per language and per reason) logged from the
-task return values, so a fully cached re-run still reports. Low retention is
-reported and the flow goes on with what was kept; a step that keeps nothing
-stops the flow with a message that gives the per-language report
-(``NothingKeptError``). Rejection sampling runs here only when
-``data.rejection.policy`` names a model; with ``policy: null`` it samples the
-merged SFT model at the end of the SFT flow (AdaMame §3.3).
+AdaMame §3.1 as a recipe: one MLflow run (a child of the recipe's run when one is
+given), cached stage tasks, every table logged as a dataset input with its
+digest, and the step summaries (counts, chrF, retention per language and per
+reason) logged from the task return values, so a fully cached re-run still
+reports. Low retention is reported and the flow goes on with what was kept; a
+step that keeps nothing stops the flow after logging its per-language report.
+The RL set is selected later, by sampling the SFT model (the rejection stage).
+``polyreason data PROFILE.yaml`` runs it alone.
 """
 
 from __future__ import annotations
@@ -18,61 +17,50 @@ from pathlib import Path
 from prefect import flow
 
 from components.config import flatten
-from components.settings import Profile, ProfileError
-from flows.runtime import prepared
+from components.settings import Profile
+from flows.runtime import prepared, require, was_cached
 from tasks import tracking
 from tasks.data import (
-    log_step_task, model_identity_task, rl_set_task, source_identity_task, source_task, traces_task, translate_task,
+    file_identity_task, log_step_task, model_identity_task, source_task, traces_from_file_task, traces_task,
+    translate_task,
 )  # fmt: skip
+from tasks.outputs import DataOutputs
+from tasks.tracking import RunRef
 
 
-def sft_dataset(profile: Profile, run) -> dict:
-    """Source, translation and trace steps (cached tasks); returns per-step reports and the SFT table ref."""
-    data, project = profile.data, Path(profile.project_dir)
-    cache_dir = str(project / ".cache")
-    source = source_task(data.source, source_identity_task(data.source), str(project))
-    report = {"source": log_step_task(run, "source", source)}
+def generated_sft_set(profile: Profile, run: RunRef, project: Path) -> tuple[dict, list]:
+    """Source, translation and teacher traces (cached tasks): the step reports and the task states."""
+    data, cache_dir = profile.data, str(project / ".cache")
+    source = source_task(data.source, file_identity_task(data.source.path), str(project), return_state=True)
+    report = {"source": log_step_task(run, "source", source.result())}
     models = [model_identity_task(data.translation.model, cache_dir), model_identity_task(data.translation.judge, cache_dir)]
-    translations = translate_task(data.translation, data.source, data.languages, data.source_language, source,
-                                  models, str(project), cache_dir)  # fmt: skip
-    report["translation"] = log_step_task(run, "translation", translations)
+    translations = translate_task(data.translation, data.source, data.languages, data.source_language,
+                                  source.result(), models, str(project), cache_dir, return_state=True)
+    report["translation"] = log_step_task(run, "translation", translations.result())
     teacher = model_identity_task(data.traces.model, cache_dir)
-    traces = traces_task(data.traces, data.languages, translations, teacher, str(project), cache_dir)
-    report["traces"] = log_step_task(run, "traces", traces)
-    return {"report": report, "sft": traces}
+    traces = traces_task(data.traces, data.languages, translations.result(), teacher, str(project), cache_dir,
+                         return_state=True)
+    report["traces"] = log_step_task(run, "traces", traces.result())
+    return report, [source, translations, traces]
 
 
-def rl_dataset(profile: Profile, run, sft_data, policy) -> dict:
-    """Rejection sampling over the SFT set with ``policy`` (a ``ModelSettings``)."""
-    data, project = profile.data, Path(profile.project_dir)
-    cache_dir = str(project / ".cache")
-    identity = model_identity_task(policy, cache_dir)
-    rl = rl_set_task(data.rejection, data.traces.verifier, data.languages, sft_data, policy, identity,
-                     str(project), cache_dir)  # fmt: skip
-    return log_step_task(run, "rejection", rl)
+def written_sft_set(profile: Profile, run: RunRef, project: Path) -> tuple[dict, list]:
+    """Traces written beforehand, filtered (a cached task): the step report and the task state."""
+    data = profile.data
+    traces = traces_from_file_task(data.traces, data.languages, file_identity_task(data.traces.from_file),
+                                   str(project), return_state=True)
+    return {"traces": log_step_task(run, "traces", traces.result())}, [traces]
 
 
 @flow(name="polyreason-data")
-def data_flow(profile: Profile) -> dict:
-    """Build the SFT set (and the RL set when a policy model is given); returns the step reports."""
-    if profile.data is None:
-        raise ProfileError(f"profile {profile.name!r} has no data section")
+def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
+    """Build the SFT set; returns it with the step reports."""
     profile, project = prepared(profile)
-    run = tracking.open_run(profile.tracking, project, f"{profile.name}-data",
-                            params=flatten(profile), tags={"polyreason.stage": "data"})  # fmt: skip
-    try:
-        built = sft_dataset(profile, run)
-        summary = {"run_id": run.run_id, "tracking_uri": run.tracking_uri, **built["report"]}
-        rejection = profile.data.rejection
-        if rejection is not None and rejection.policy is not None:
-            summary["rejection"] = rl_dataset(profile, run, built["sft"], rejection.policy)
-    except BaseException:
-        tracking.finish_run(run, "FAILED")
-        raise
-    tracking.finish_run(run)
-    return summary
-
-
-def run_data(profile: Profile) -> dict:
-    """CLI entry (``polyreason data PROFILE.yaml``)."""
-    return data_flow(profile)
+    data = require(profile, "data")
+    with tracking.stage_run(profile.tracking, project, f"{profile.name}-data", stage="data",
+                            params=flatten(data, "data."), parent=parent) as run:
+        build = written_sft_set if data.traces.from_file else generated_sft_set
+        report, states = build(profile, run, project)
+        sft_set = states[-1].result()
+        tracking.mark_cache(run, [Path(s.result().path).parent for s in states], all(map(was_cached, states)))
+    return DataOutputs(sft_set=sft_set, report=report, run_id=run.run_id)

@@ -39,6 +39,7 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     }
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
     return paths
 
 
@@ -49,3 +50,21 @@ def prepared(profile):
     """
     profile = profile.with_absolute_paths()
     return profile, Path(profile.project_dir)
+
+
+def require(profile, section: str):
+    """The profile's section at dotted ``section``; ``ProfileError`` naming it when the profile has none."""
+    from components.settings import ProfileError
+
+    value = profile
+    for part in section.split("."):
+        value = getattr(value, part, None) if value is not None else None
+    if value is None or (section == "evaluation" and not value.benchmarks):
+        what = "evaluation.benchmarks" if value is not None else f"a {section} section"
+        raise ProfileError(f"profile {profile.name!r} has no {what}")
+    return value
+
+
+def was_cached(state) -> bool:
+    """Whether a task's final state is a cache hit (Prefect names it ``Cached``)."""
+    return state.name == "Cached"

@@ -17,11 +17,8 @@ from components.config import load_profile
 from components.settings import Profile
 
 STAGE_FLOWS = {
+    "recipe": ("flows.recipe", "recipe_flow"),
     "evaluation": ("flows.evaluation", "evaluation_flow"),
-    "audit": ("flows.audit", "audit_flow"),
-    "data": ("flows.data", "data_flow"),
-    "sft": ("flows.sft", "sft_flow"),
-    "grpo": ("flows.grpo", "grpo_flow"),
 }
 
 
@@ -31,8 +28,9 @@ def stage_flow(stage: str):
 
 
 def stages_of(profile: Profile) -> list[str]:
-    """Stages whose section the profile fills, in recipe order."""
-    return [stage for stage in ("data", "sft", "grpo", "evaluation", "audit") if getattr(profile, stage) is not None]
+    """The recipe when the profile trains something, and its evaluation (the nightly re-evaluation)."""
+    trains = any(getattr(profile, stage) is not None for stage in ("data", "sft", "grpo"))
+    return (["recipe"] if trains else []) + (["evaluation"] if profile.evaluation is not None else [])
 
 
 def build_deployments(profile_paths: list[Path], cron: str | None, project_dir: Path) -> list:

@@ -17,6 +17,7 @@ from prefect.cache_policies import NO_CACHE
 from components.config import fingerprint
 from components.settings import DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
 
 DATA_COMPONENTS = ("components.data", "components.verification", "components.language", "components.metrics",
@@ -43,10 +44,10 @@ def model_identity_task(model: ModelSettings | None, cache_dir: str) -> str:
     return model_fingerprint(model, resolved.path if resolved.local else None)
 
 
-@task(name="data-source-identity", cache_policy=NO_CACHE)
-def source_identity_task(source: DataSourceSettings) -> str:
-    """Content hash of a local source file (a hub dataset is named by its settings)."""
-    return file_fingerprint(source.path) if source.path else "hub"
+@task(name="data-file-identity", cache_policy=NO_CACHE)
+def file_identity_task(path: str | None) -> str:
+    """Content hash of a local input file (a source or a traces file; a hub dataset is named by its settings)."""
+    return file_fingerprint(path) if path else "hub"
 
 
 @task(name="data-source", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -82,20 +83,31 @@ def traces_task(settings: TraceSettings, languages: list[str], translations: Art
     return _ref(out, "sft", build_traces(settings, languages, Path(translations.path), out, Path(cache_dir)))
 
 
+@task(name="data-traces-from-file", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
+def traces_from_file_task(settings: TraceSettings, languages: list[str], identity: str,
+                          project_dir: str) -> ArtifactRef:
+    """Traces written beforehand, filtered like generated ones; the kept triplets are the SFT set."""
+    from components.data.datasets import build_traces_from_file
+
+    out = artifact_dir(project_dir, "data/traces", fingerprint([settings, languages, identity]))
+    return _ref(out, "sft", build_traces_from_file(settings, languages, out))
+
+
 @task(name="data-rejection-sampling", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
 def rl_set_task(settings: RejectionSettings, verifier: str, languages: list[str], sft_data: ArtifactRef,
-                policy: ModelSettings, policy_identity: str, project_dir: str, cache_dir: str) -> ArtifactRef:
+                policy: ModelRef, project_dir: str, cache_dir: str) -> ArtifactRef:
     """Sample the policy, select by strategy, cap per language, hold out validation."""
     from components.data.datasets import build_rl_set
 
-    key = fingerprint([settings, verifier, languages, sft_data.fingerprint, policy, policy_identity])
+    key = fingerprint([settings, verifier, languages, sft_data.fingerprint, policy.fingerprint])
     out = artifact_dir(project_dir, "data/rl", key)
-    summary = build_rl_set(settings, verifier, languages, Path(sft_data.path), policy, out, Path(cache_dir))
+    summary = build_rl_set(settings, verifier, languages, Path(sft_data.path), policy.model, out, Path(cache_dir))
     return _ref(out, "rl_train", summary)
 
 
 KEPT = {  # step -> (summary count of what it kept, the per-language report to show when it kept nothing)
     "source": ("rows", "problems"), "translation": ("accepted", "languages"), "traces": ("sft_rows", "retention"),
+    "rejection": ("train", "languages"),
 }
 
 

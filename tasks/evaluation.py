@@ -17,12 +17,15 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from components.config import fingerprint
-from components.settings import BenchmarkSettings, ModelSettings, PromptSettings, SamplingSettings, ScoringSettings
+from components.settings import BenchmarkSettings, PromptSettings, SamplingSettings, ScoringSettings
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.models import generator_for
+from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
 
 
-@task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"), **CACHED)
+@task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"),
+      **CACHED)
 def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
     """Benchmark items (as dicts) and the malformed rows that were skipped."""
     from components.data.benchmarks import load_benchmark
@@ -35,37 +38,36 @@ def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
 
 
 @task(name="build-prompts", cache_policy=component_cache_policy("components.data.prompts"), **CACHED)
-def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelSettings, model_path: str) -> dict:
-    """Prompts in item order (chat template applied for chat models) and the stop strings they need."""
+def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelRef) -> dict:
+    """Prompts in item order (chat template applied for local chat models) and the stop strings they need."""
     from components.data.datasets import LOCAL_BACKENDS
     from components.data.prompts import build_prompts, stop_sequences
     from components.records import BenchmarkItem
 
     records = [BenchmarkItem.from_dict(item) for item in items]
-    template = model.chat and model.backend in LOCAL_BACKENDS  # an API applies its template server-side
+    settings = model.model
+    template = settings.chat and settings.backend in LOCAL_BACKENDS  # an API applies its template server-side
     tokenizer = None
     if template:
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-    prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=template, thinking=model.thinking)
-    return {"prompts": prompts, "stop": stop_sequences(records, prompt, chat=model.chat)}
+        tokenizer = AutoTokenizer.from_pretrained(settings.model)
+    prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=template, thinking=settings.thinking)
+    return {"prompts": prompts, "stop": stop_sequences(records, prompt, chat=settings.chat)}
 
 
 @task(name="generate", cache_policy=component_cache_policy("components.generation", "components.records"), **CACHED)
-def generate_task(
-    items: list[dict], prompts: list[str], model: ModelSettings, model_fingerprint: str,
-    sampling: SamplingSettings, project_dir: str, cache_dir: str, stop: list[str],
-) -> ArtifactRef:
-    """Generate samples into a resumable JSONL artifact (content-addressed directory)."""
-    from components.generation import build_generator
+def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampling: SamplingSettings,
+                  project_dir: str, cache_dir: str, stop: list[str]) -> ArtifactRef:
+    """Generate samples into a resumable JSONL artifact (content-addressed directory), with the process's
+    loaded generator of ``model``."""
     from components.generation.resumable import generate_to_jsonl
     from components.records import BenchmarkItem
 
-    key = fingerprint({"items": items, "prompts": prompts, "model": model_fingerprint, "sampling": sampling,
+    key = fingerprint({"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
                        "stop": stop})
     out = artifact_dir(project_dir, "generation", key) / "generations.jsonl"
-    generator = build_generator(model, Path(cache_dir))
+    generator = generator_for(model, cache_dir)
     summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out, stop)
     return ArtifactRef(str(out), file_fingerprint(out), summary.to_dict())
 

@@ -17,7 +17,9 @@ from prefect.cache_policies import NO_CACHE
 
 from components.settings import GRPOStageSettings, RewardAuditSettings
 from components.training.runner import TrainingJob
-from tasks.caching import CACHED, ArtifactRef, component_cache_policy, file_fingerprint
+from components.config import fingerprint
+from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
 from tasks.training import log_training_output, run_trainer, trained_ref, training_dir
 
@@ -26,15 +28,15 @@ TRAIN_MODULES = ("components.training", "components.rewards", "components.verifi
 
 
 @task(name="grpo-inputs", cache_policy=NO_CACHE)
-def grpo_inputs_task(section: GRPOStageSettings, model: dict, dataset: str) -> dict:
+def grpo_inputs_task(section: GRPOStageSettings, model: ModelRef, dataset: str) -> dict:
     """The job the trainer reads, the audit settings, and the fingerprints of the inputs.
 
     The job carries default audit settings: the audit decides whether training
     starts, not what is trained, so editing it never re-trains.
     """
     trained = section.model_copy(update={"audit": RewardAuditSettings()})
-    job = TrainingJob(stage="grpo", grpo=trained, model=model["path"], adapter=section.model.adapter, dataset=dataset)
-    return {"job": job, "audit": section.audit, "fingerprints": [model["fingerprint"], file_fingerprint(dataset)]}
+    job = TrainingJob(stage="grpo", grpo=trained, model=model.model.model, adapter=model.model.adapter, dataset=dataset)
+    return {"job": job, "audit": section.audit, "fingerprints": [model.fingerprint, file_fingerprint(dataset)]}
 
 
 def _with_audit(inputs: dict) -> TrainingJob:
@@ -114,3 +116,23 @@ def log_grpo_task(run: RunRef, trained: ArtifactRef) -> dict:
     if plot is not None:
         tracking.log_artifact(run, plot, "grpo")
     return {**logged, "plot": str(plot) if plot else None, "final": final_values(records)}
+
+
+@task(name="grpo-final-weights", cache_policy=component_cache_policy("components.training.adapters"), **CACHED)
+def final_weights_task(trained: ArtifactRef, base_path: str, sft_adapter: str | None, project_dir: str) -> dict:
+    """The GRPO model relative to the original base: the SFT and GRPO adapters as one, or the merged model.
+
+    After a KL-triggered reference reset the trainer wrote a full merged model:
+    that is the final model. Otherwise the GRPO adapter (trained on the base with
+    the SFT adapter merged in) is concatenated with the SFT adapter into one adapter.
+    """
+    from components.training.adapters import combine_adapters
+
+    summary = trained.summary
+    if summary.get("merged_dir"):
+        return {"weights": summary["merged_dir"], "kind": "merged"}
+    if sft_adapter is None:
+        return {"weights": summary["adapter_dir"], "kind": "adapter"}
+    out = artifact_dir(project_dir, "grpo-final", fingerprint([trained.fingerprint, base_path, sft_adapter]))
+    combine_adapters(base_path, [sft_adapter, summary["adapter_dir"]], out / "adapter")
+    return {"weights": str(out / "adapter"), "kind": "adapter"}

@@ -8,6 +8,7 @@ from prefect.cache_policies import NO_CACHE
 from components.settings import SFTSettings
 from components.training.runner import TrainingJob
 from tasks.caching import CACHED, ArtifactRef, component_cache_policy
+from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
 from tasks.training import log_training_output, run_trainer, trained_ref, training_dir
 
@@ -15,10 +16,10 @@ TRAIN_MODULES = ("components.training", "components.settings")
 
 
 @task(name="sft-train", cache_policy=component_cache_policy(*TRAIN_MODULES), **CACHED)
-def sft_task(sft: SFTSettings, base: dict, train: ArtifactRef, project_dir: str) -> ArtifactRef:
+def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project_dir: str) -> ArtifactRef:
     """Launch the trainer process (resuming if checkpoints exist); return the run directory."""
-    job = TrainingJob(stage="sft", sft=sft, model=base["path"], adapter=sft.model.adapter, dataset=train.path)
-    out = training_dir(project_dir, job, base["fingerprint"], train.fingerprint)
+    job = TrainingJob(stage="sft", sft=sft, model=base.model.model, adapter=base.model.adapter, dataset=train.path)
+    out = training_dir(project_dir, job, base.fingerprint, train.fingerprint)
     run_trainer(job, out)
     return trained_ref(out)
 
@@ -30,8 +31,8 @@ def log_sft_task(run: RunRef, trained: ArtifactRef) -> dict:
     return {key: value for key, value in logged.items() if key != "records"}
 
 
-def sft_policy(sft: SFTSettings, base: dict, trained: ArtifactRef):
+def sft_policy(sft: SFTSettings, base: ModelRef, trained: ArtifactRef):
     """The SFT model as a generator (base weights + the trained adapter), e.g. the rejection-sampling policy."""
     from components.training.sft import policy_model
 
-    return policy_model(sft.model, sft.template, base["path"], trained.summary["adapter_dir"])
+    return policy_model(sft.model, sft.template, base.model.model, trained.summary["adapter_dir"])

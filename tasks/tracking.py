@@ -15,7 +15,8 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -55,10 +56,15 @@ def artifact_root(settings: TrackingSettings, project_dir: str | Path) -> str | 
 
 
 def client(uri: str):
-    """An ``MlflowClient`` bound to ``uri`` (import kept local: mlflow is slow to import)."""
+    """An ``MlflowClient`` bound to ``uri`` for tracking and the model registry alike.
+
+    Without ``registry_uri`` MLflow resolves the registry from its process-wide
+    default (a ``mlflow.db`` in the working directory), not from the client's store.
+    The import is kept local: mlflow is slow to import.
+    """
     from mlflow import MlflowClient
 
-    return MlflowClient(tracking_uri=uri)
+    return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
 def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str:
@@ -94,11 +100,15 @@ def open_run(
     run_name: str,
     params: Mapping[str, Any] | None = None,
     tags: Mapping[str, str] | None = None,
+    parent: RunRef | None = None,
 ) -> RunRef:
-    """Create a run (never the fluent active run) and log flattened params."""
+    """Create a run (never the fluent active run), nested under ``parent`` when given, and log flattened params."""
     uri = tracking_uri(settings, project_dir)
     experiment_id = ensure_experiment(uri, settings.experiment, artifact_root(settings, project_dir))
-    run = client(uri).create_run(experiment_id, run_name=run_name, tags=dict(tags or {}))
+    tags = dict(tags or {})
+    if parent is not None:
+        tags["mlflow.parentRunId"] = parent.run_id
+    run = client(uri).create_run(experiment_id, run_name=run_name, tags=tags)
     ref = RunRef(uri, run.info.run_id, experiment_id)
     if params:
         log_params(ref, params)
@@ -191,3 +201,51 @@ def set_tags(ref: RunRef, tags: Mapping[str, str]) -> None:
 def finish_run(ref: RunRef, status: str = "FINISHED") -> None:
     """Close the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
     client(ref.tracking_uri).set_terminated(ref.run_id, status=status)
+
+
+@contextmanager
+def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str, *, stage: str,
+              params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None,
+              parent: RunRef | None = None) -> Iterator[RunRef]:
+    """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises."""
+    run = open_run(settings, project_dir, run_name, params=params, tags={"polyreason.stage": stage, **(tags or {})},
+                   parent=parent)
+    try:
+        yield run
+    except BaseException as error:
+        finish_run(run, "KILLED" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "FAILED")
+        raise
+    finish_run(run)
+
+
+def run_url(ref: RunRef) -> str:
+    """Where a person opens the run: the tracking server's page, or the local store and the run id."""
+    if ref.tracking_uri.startswith(("http://", "https://")):
+        return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}"
+    return f"{ref.tracking_uri} (run {ref.run_id}; open with: mlflow ui --backend-store-uri {ref.tracking_uri})"
+
+
+PRODUCED_BY = "produced_by.json"
+
+
+def mark_cache(ref: RunRef, artifact_dirs: Iterable[str | Path], cached: bool) -> dict[str, str]:
+    """Tag whether a stage reused cached artifacts, and which run produced them.
+
+    A stage that ran writes ``produced_by.json`` (this run) into each artifact
+    directory it created; a stage whose tasks were all cache hits reads it back,
+    so its run points at the run that did the work instead of re-doing it.
+    """
+    import json
+
+    dirs = [Path(d) for d in artifact_dirs]
+    tags = {"polyreason.cache": "hit" if cached else "miss"}
+    if cached:
+        sources = [json.loads((d / PRODUCED_BY).read_text(encoding="utf-8")) for d in dirs if (d / PRODUCED_BY).is_file()]
+        if sources:
+            tags["polyreason.cache.source_run"] = sources[0]["run_id"]
+    else:
+        for directory in dirs:
+            if directory.is_dir() and not (directory / PRODUCED_BY).is_file():
+                (directory / PRODUCED_BY).write_text(json.dumps({"run_id": ref.run_id}), encoding="utf-8")
+    set_tags(ref, tags)
+    return tags

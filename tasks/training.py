@@ -41,7 +41,13 @@ def trainer_command(job: TrainingJob, out: Path, phase: str = "train") -> tuple[
 
 
 def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
-    """Launch the trainer process for ``phase`` and wait; its output goes to ``<out>/<phase>.log``."""
+    """Launch the trainer process for ``phase`` and wait; its output goes to ``<out>/<phase>.log``.
+
+    Models loaded for generation in this process are released first: the trainer needs the memory.
+    """
+    from tasks.models import release_generators
+
+    release_generators()
     command, log, timeout_s = trainer_command(job, out, phase)
     run_stage_process(command, log, timeout_s, f"{job.stage.upper()} {phase}")
 

@@ -41,6 +41,7 @@ class TransformersGenerator:
     """``Generator`` on a local transformers model; loads lazily on first use."""
 
     name = "transformers"
+    loads = 0  # models loaded in this process (the evaluation shares one per model; tests read it)
 
     def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = True):
         self.settings = model
@@ -70,6 +71,7 @@ class TransformersGenerator:
             tokenizer.pad_token = tokenizer.eos_token
         dtype = getattr(torch, DTYPES[self.settings.dtype]) if self.settings.dtype in DTYPES else "auto"
         model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype, **extra)
+        TransformersGenerator.loads += 1
         if self.settings.adapter:
             model = merged_adapter(model, self.settings.adapter)
         if self.settings.device == "auto":
@@ -83,6 +85,10 @@ class TransformersGenerator:
             pad_token_id=tokenizer.pad_token_id,
         )
         self._model, self._tokenizer = model, tokenizer
+
+    def close(self) -> None:
+        """Drop the model so its memory can be freed."""
+        self._model = self._tokenizer = None
 
     def _eos_ids(self) -> set[int]:
         ids = self._model.generation_config.eos_token_id

@@ -55,6 +55,15 @@ class VLLMGenerator:
         self._llm = LLM(model=path, enforce_eager=current_platform.is_cpu(), generation_config="vllm",
                         **engine_options(self.settings))
 
+    def close(self) -> None:
+        """Shut the engine down so its memory is free for the next model (vLLM holds it until then)."""
+        if self._llm is None:
+            return
+        core = getattr(getattr(self._llm, "llm_engine", None), "engine_core", None)
+        if hasattr(core, "shutdown"):
+            core.shutdown()
+        self._llm = None
+
     def _lora_request(self) -> Any:
         if not self.settings.adapter:
             return None

@@ -58,7 +58,7 @@ def _rows(samples: dict[str, list[str]]) -> list[dict]:
 
 def test_audit_flow_on_a_written_artifact(tmp_path, prefect_server):
     from components.config import load_profile_dict
-    from flows.audit import run_audit
+    from flows.commands import run_audit
 
     rows = _rows(STANDARD) + [{"id": "m-9", "lang": None, "gold": "3", "completion": "\\boxed{3}"}]
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -112,7 +112,7 @@ def test_audit_flow_on_a_written_artifact(tmp_path, prefect_server):
 def test_audit_flow_on_tiny_model_generations(tiny_model_dir, shared_data, tmp_path, prefect_server):
     from components.audit.probe import NUMBER_ONLY_INSTRUCTIONS
     from components.config import load_profile_dict
-    from flows.audit import run_audit
+    from flows.commands import run_audit
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     profile = load_profile_dict({

@@ -185,42 +185,51 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     assert requests_before_resume == 2 * LIMIT + (2 * LIMIT - 1)  # translations + traces of accepted ones
 
     summary, resumed_seconds = polyreason("sft", profile, project)
-    result = summary["sft"]["result"]
+    result = summary["sft"]["trained"]["summary"]
     resumed_step = int(Path(result["resumed_from"]).name.split("-")[1])
     assert resumed_step >= 4 and result["global_step"] == SFT_STEPS
-    rows = read_jsonl(Path(summary["sft"]["path"]) / "metrics.jsonl")
+    rows = read_jsonl(Path(summary["sft"]["trained"]["path"]) / "metrics.jsonl")
     assert [row["step"] for row in rows if "loss" in row] == list(range(1, SFT_STEPS + 1))  # killed run's extra lines dropped
     assert len(oracle.requests) == requests_before_resume  # data came from the Prefect cache
 
-    traces = summary["data"]["traces"]["summary"]
+    report = summary["data"]["report"]
+    traces = report["traces"]["summary"]
     assert traces["retention"]["fr"]["rate"] == pytest.approx(5 / 6)
     assert traces["retention"]["ja"]["rate"] == pytest.approx(4 / 5)
     assert traces["retention"]["fr"]["reason_incorrect"] == 1 and traces["retention"]["ja"]["reason_language"] == 1
-    translation = summary["data"]["translation"]["summary"]["languages"]
+    translation = report["translation"]["summary"]["languages"]
     assert translation["ja"]["reason_wrong_language"] == 1 and translation["fr"]["chrf"] == pytest.approx(100.0)
-    rejection = summary["rejection"]["summary"]
+    rejection = summary["rl"]["rl_set"]["summary"]
     assert rejection["strategy"] == "zero_one_filter" and rejection["languages"]["fr"]["rollouts"] == 5 * 4
 
     client = MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}")
-    run = client.get_run(summary["run_id"])
-    inputs = {d.dataset.name: d.dataset.digest for d in run.inputs.dataset_inputs}
+    children = {run.data.tags["polyreason.stage"]: run for run in client.search_runs(
+        [client.get_run(summary["run_id"]).info.experiment_id],
+        filter_string=f"tags.mlflow.parentRunId = '{summary['run_id']}'")}
+    assert set(children) == {"data", "sft", "rejection"}
+    inputs = {d.dataset.name: d.dataset.digest for stage in ("data", "rejection")
+              for d in children[stage].inputs.dataset_inputs}
     for name in ("source/source", "source/source_problems", "translation/translations",
                  "translation/translations_rejected", "traces/sft", "traces/traces_rejected",
                  "rejection/rl_train", "rejection/rl_validation", "rejection/rollouts"):
         assert inputs.get(name), name
-    metrics = run.data.metrics
+    metrics = children["data"].data.metrics
     assert metrics["data/traces/rate/fr"] == pytest.approx(5 / 6) and metrics["data/traces/kept"] == 9
     assert metrics["data/translation/chrf/ja"] == pytest.approx(100.0)
-    losses = client.get_metric_history(run.info.run_id, "sft/train/loss")
+    sft_run = children["sft"].info.run_id
+    losses = client.get_metric_history(sft_run, "sft/train/loss")
     assert sorted(m.step for m in losses) == list(range(1, SFT_STEPS + 1))
-    assert "sft/adapter/adapter_model.safetensors" in {a.path for a in client.list_artifacts(run.info.run_id, "sft/adapter")}
+    assert "sft/adapter/adapter_model.safetensors" in {a.path for a in client.list_artifacts(sft_run, "sft/adapter")}
+    checkpoints = {a.path for a in client.list_artifacts(sft_run, "sft/checkpoints")}
+    assert f"sft/checkpoints/checkpoint-{SFT_STEPS}" in checkpoints  # every checkpoint, tagged with its step
+    assert children["sft"].data.tags[f"polyreason.checkpoint.{SFT_STEPS}"] == f"sft/checkpoints/checkpoint-{SFT_STEPS}"
 
     before = snapshot(project / "artifacts", project / ".cache")
     again, cached_seconds = polyreason("sft", profile, project)
     assert len(oracle.requests) == requests_before_resume
     assert snapshot(project / "artifacts", project / ".cache") == before  # no training process, no new table
-    assert again["sft"]["result"] == result
-    assert again["data"]["traces"]["digests"] == summary["data"]["traces"]["digests"]
+    assert again["sft"]["trained"]["summary"] == result
+    assert again["data"]["report"]["traces"]["digests"] == report["traces"]["digests"]
     print(f"\nkilled after {logged_before_kill} steps; resumed run {resumed_seconds:.0f}s; cached re-run {cached_seconds:.0f}s")
 
 

@@ -33,7 +33,9 @@ def tiny_profile(model_dir: Path, shared_data: Path, project: Path, tracking_uri
 def backend_calls(monkeypatch):
     """Count calls that reach the real backend (a spy: the real generator still runs)."""
     import components.generation as generation
+    from tasks.models import release_generators
 
+    release_generators()
     calls = []
     real_build = generation.build_generator
 
@@ -57,14 +59,17 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     from mlflow import MlflowClient
 
     from components.config import load_profile_dict
+    from components.generation.transformers_backend import TransformersGenerator
     from flows.evaluation import evaluation_flow
 
     profile = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server))
+    loads = TransformersGenerator.loads
     first = evaluation_flow(profile)
     assert sum(backend_calls) == 2 * 2 + 2  # prompts: mgsm en+fr x 2, mmath en x 2
+    assert TransformersGenerator.loads == loads + 1  # two benchmarks, one model load
 
     client = MlflowClient(mlflow_server)
-    metrics = client.get_run(first["run_id"]).data.metrics
+    metrics = client.get_run(first.run_id).data.metrics
     for lang in ("en", "fr"):
         # WPR (and so LCPR's second term) is undefined when no trace passes the line level: random weights.
         for name in ("accuracy", "pass_at_1", "avg_at_2", "lpr", "lcpr", "slc_and_acc", "ttc", "ttc_chars"):
@@ -75,9 +80,9 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]  # default set
     assert not any("@" in k or "&" in k for k in metrics)
 
-    generations = Path(first["benchmarks"]["mgsm"]["generations"]).read_text().splitlines()
+    generations = Path(first.benchmarks["mgsm"].generations.path).read_text().splitlines()
     assert len(generations) == 2 * 2 * 2  # languages x problems x samples
-    artifacts = {a.path for a in client.list_artifacts(first["run_id"], "evaluation/mgsm")}
+    artifacts = {a.path for a in client.list_artifacts(first.run_id, "evaluation/mgsm")}
     assert "evaluation/mgsm/mgsm_generations.jsonl" in artifacts
     assert "evaluation/mgsm/accuracy_vs_lcpr.png" in artifacts
     logged = json.loads(generations[0])
@@ -86,15 +91,14 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     backend_calls.clear()
     second = evaluation_flow(profile)
     assert backend_calls == []
-    assert {b["generation_state"] for b in second["benchmarks"].values()} == {"Cached"}
-    assert {b["score_state"] for b in second["benchmarks"].values()} == {"Cached"}
+    assert not any(b.generated or b.scored for b in second.benchmarks.values())
+    assert client.get_run(second.run_id).data.tags["polyreason.cache"] == "hit"
 
     exact = load_profile_dict(tiny_profile(tiny_model_dir, shared_data, tmp_path, mlflow_server, verifier="exact",
                                            in_domain=["en"]))
     third = evaluation_flow(exact)
     assert backend_calls == []
-    assert {b["generation_state"] for b in third["benchmarks"].values()} == {"Cached"}
-    assert {b["score_state"] for b in third["benchmarks"].values()} == {"Completed"}
-    metrics = client.get_run(third["run_id"]).data.metrics                     # scoring.in_domain reaches the groups
+    assert [(b.generated, b.scored) for b in third.benchmarks.values()] == [(False, True), (False, True)]
+    metrics = client.get_run(third.run_id).data.metrics                     # scoring.in_domain reaches the groups
     assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/en/ttc_chars"]
     assert metrics["evaluation/mgsm/out_of_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]

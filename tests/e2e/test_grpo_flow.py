@@ -101,7 +101,8 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
         extra += ["grpo.audit.verifier=exact", f"grpo.audit.rollouts={project['rollouts']}"]
     summary = polyreason_grpo(project["root"], tiny_overrides(project["model"], project["data"], *extra),
                               prefect_server, reward)
-    assert summary["result"]["global_step"] == 2 and summary["result"]["resumed_from"] is None
+    result = summary["trained"]["summary"]
+    assert result["global_step"] == 2 and result["resumed_from"] is None
     audited = ["exact"] if reward in ("pcs", "accuracy") else []
     assert summary["audit"]["verifiers"] == audited and summary["audit"]["reference"] == "trusted"
     run_id = summary["run_id"]
@@ -117,9 +118,9 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
         assert history(project["root"], run_id, "grpo/curriculum/phi") == [(1, pytest.approx(0.1)), (2, 0.5)]
     if reward == "pcs":
         assert history(project["root"], run_id, "grpo/curriculum/tau") == [(1, 0.1), (2, 0.1)]
-        assert (Path(summary["path"]) / "rollouts.jsonl").is_file()
-        assert summary["plot"] and Path(summary["plot"]).is_file()
-        assert summary["result"]["curricula"]["pcs"]["tau"] == 0.1
+        assert (Path(summary["trained"]["path"]) / "rollouts.jsonl").is_file()
+        assert (Path(summary["trained"]["path"]) / "curriculum.png").is_file()
+        assert result["curricula"]["pcs"]["tau"] == 0.1
 
 
 def complete_checkpoints(project: Path) -> list[Path]:
@@ -156,10 +157,11 @@ def test_killed_run_resumes_with_same_tau_and_step(project, prefect_server, tmp_
             (later / "checkpoint_complete.json").unlink(missing_ok=True)
 
     summary = polyreason_grpo(root, overrides, prefect_server, "resumed")
-    assert summary["result"]["resumed_from"] == str(checkpoint)
-    assert summary["result"]["global_step"] == 12
-    assert summary["result"]["curricula"]["pcs"]["tau"] == 0.5
-    records = [json.loads(line) for line in (Path(summary["path"]) / "metrics.jsonl").read_text().splitlines()]
+    result = summary["trained"]["summary"]
+    assert result["resumed_from"] == str(checkpoint)
+    assert result["global_step"] == 12
+    assert result["curricula"]["pcs"]["tau"] == 0.5
+    records = [json.loads(line) for line in (Path(summary["trained"]["path"]) / "metrics.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in records if "loss" in r]
     assert steps == list(range(1, 13))  # lines past the checkpoint from the killed run were dropped
     assert all(r["curriculum/tau"] == 0.5 for r in records if r["step"] > step and "loss" in r)

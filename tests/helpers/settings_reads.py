@@ -3,18 +3,22 @@
 ``recording_reads()`` patches ``StrictSettings.__getattribute__`` for the length
 of a ``with`` block and collects ``(section class name, field)`` for every field
 read through an attribute. Serialisation (``model_dump``, ``cache_view``,
-fingerprints) reads the instance dictionary directly, so it never counts as
-consuming a field: only code that uses a value does.
+fingerprints) reads the instance dictionary directly, and reads inside the
+settings' own validators (private methods of ``components/settings``) are left
+out, so neither counts as consuming a field: only code that uses a value does.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from components.settings import StrictSettings
+
+SETTINGS_DIR = str(Path(__file__).resolve().parents[2] / "components" / "settings")
 
 
 @contextmanager
@@ -22,8 +26,7 @@ def recording_reads() -> Iterator[set[tuple[str, str]]]:
     reads: set[tuple[str, str]] = set()
 
     def spy(self, name):
-        fields = type(self).model_fields
-        if name in fields:
+        if name in type(self).model_fields and not _in_a_validator(sys._getframe(1)):
             reads.add((type(self).__name__, name))
         return object.__getattribute__(self, name)
 
@@ -32,6 +35,11 @@ def recording_reads() -> Iterator[set[tuple[str, str]]]:
         yield reads
     finally:
         del StrictSettings.__getattribute__
+
+
+def _in_a_validator(frame) -> bool:
+    code = frame.f_code
+    return SETTINGS_DIR in code.co_filename and code.co_name.startswith("_")
 
 
 def attributes_read_in(path: Path) -> set[str]:

@@ -32,7 +32,8 @@ from pydantic import Field
 from components.settings import (
     SECTIONS, AuditSettings, BenchmarkSettings, DataSettings, DataSourceSettings, EvaluationSettings,
     GRPOStageSettings, KLResetSettings, LoraSettings, ModelSettings, Profile, PromptSettings, RejectionSettings,
-    RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings, StrictSettings,
+    RegistrySettings, RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings,
+    StrictSettings,
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
 from tasks.caching import inputs_key
@@ -48,8 +49,10 @@ BASES = {  # a valid instance of each section to start from
     DataSettings: DataSettings(source={"path": "x.jsonl"}, languages=["fr"]), SFTSettings: SFTSettings(),
     RewardSettings: RewardSettings(), KLResetSettings: KLResetSettings(), RewardAuditSettings: RewardAuditSettings(),
     GRPOStageSettings: GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl"), Profile: Profile(name="p"),
+    RegistrySettings: RegistrySettings(),
 }
-READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings}  # containers: a flow hands the fields on
+READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings, RegistrySettings}  # a flow hands them on
+FLOW_SOURCES = ("flows/*.py", "tasks/recipe.py")  # the recipe's registration reads the registry section
 FIELDS_READ_IN_FLOWS = {  # single fields that decide what a flow runs
     (RewardAuditSettings, "enabled"), (RejectionSettings, "policy"), (GRPOStageSettings, "model"),
     (GRPOStageSettings, "dataset"),
@@ -163,11 +166,13 @@ def consume_api_model(c):
 def consume_prompts(c):
     from components.records import BenchmarkItem
     from tasks.evaluation import build_prompts_task
+    from tasks.outputs import ModelRef
 
     item = BenchmarkItem("1", "mgsm", "fr", "Combien ?", "3").to_dict()
     few_shot = PromptSettings(style="few_shot", num_shots=2, exemplars_path=str(c.data / "mgsm" / "exemplars.json"))
-    build_prompts_task.fn([item], few_shot, ModelSettings(model=c.model), c.model)
-    build_prompts_task.fn([item], PromptSettings(), ModelSettings(model=c.model, chat=True, thinking=True), c.model)
+    build_prompts_task.fn([item], few_shot, ModelRef(tag="t", model=ModelSettings(model=c.model), fingerprint="f"))
+    chat = ModelSettings(model=c.model, chat=True, thinking=True)
+    build_prompts_task.fn([item], PromptSettings(), ModelRef(tag="t", model=chat, fingerprint="f"))
 
 
 def consume_benchmark(c):
@@ -207,7 +212,9 @@ def consume_data_source(c):
 
 
 def consume_translation_and_traces(c):
-    from components.data.datasets import build_rl_set, build_traces, build_translations, read_table, write_table
+    from components.data.datasets import (
+        build_rl_set, build_traces, build_traces_from_file, build_translations, read_table, write_table,
+    )
 
     fake = {"backend": "fake", "model": "fake"}
     rows = [{"id": "a", "row": 0, "question": "How many?", "gold": "3", "source": "s"}]
@@ -221,6 +228,7 @@ def consume_translation_and_traces(c):
     traces = TraceSettings(model=fake, sampling={"max_new_tokens": 8}, prompt={"style": "plain"}, verifier="exact",
                            lcpr_rule="lcb", words_path=c.words, per_language=5, seed=2)
     build_traces(traces, ["fr"], c.root / "tr.parquet", c.root / "traces", c.root)
+    build_traces_from_file(TraceSettings(from_file=str(c.data / "mgsm" / "exemplars.json")), ["fr"], c.root / "file")
     sft = [{"id": "a", "lang": "fr", "question": "Q", "gold": "3", "prompt": "Q", "completion": "C"}]
     write_table(sft, c.root / "sft.parquet", "sft")
     rejection = RejectionSettings(sampling={"n": 2, "max_new_tokens": 4}, prompt={"style": "plain"}, per_language=3,
@@ -290,7 +298,7 @@ def reads(ctx) -> set[tuple[str, str]]:
 
 
 def flow_attributes() -> set[str]:
-    return set().union(*(attributes_read_in(path) for path in sorted((REPO / "flows").glob("*.py"))))
+    return set().union(*(attributes_read_in(path) for pattern in FLOW_SOURCES for path in sorted(REPO.glob(pattern))))
 
 
 def unread_fields(cls: type, reads: set[tuple[str, str]]) -> list[str]:

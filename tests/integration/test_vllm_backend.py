@@ -103,3 +103,20 @@ def test_stop_strings_agree_with_transformers(varied_model, vllm_generator, tmp_
     assert got[0][0].num_tokens < 24
     assert [truncate_at_stops(s[0].text, [stop]) for s in got] == [truncate_at_stops(s[0].text, [stop]) for s in expected]
     assert [s[0].num_tokens for s in got] == [s[0].num_tokens for s in expected]
+
+
+def test_lora_adapters_through_lora_requests(varied_model, vllm_generator, tmp_path):
+    """A served adapter with B = 0 gives the base model's completions; a trained one changes them."""
+    from tests.helpers.adapters import write_lora_adapter
+
+    sampling = SamplingSettings(max_new_tokens=12, batch_size=4)
+    base = vllm_generator.generate(PROMPTS, sampling)
+    outputs = {}
+    for name, scale in (("zero", 0.0), ("trained", 1.0)):
+        adapter = write_lora_adapter(varied_model, tmp_path / name, scale=scale)
+        settings = ModelSettings(backend="vllm", model=str(varied_model), adapter=str(adapter), dtype="float32")
+        generator = build_generator(settings, tmp_path)
+        outputs[name] = generator.generate(PROMPTS, sampling)
+        generator.close()
+    assert outputs["zero"] == base
+    assert outputs["trained"] != base

@@ -1,0 +1,76 @@
+"""What each ``polyreason`` stage command runs: a stage flow alone, or the recipe up to that stage.
+
+A stage flow runs alone when the profile gives it everything it needs (an
+evaluation of its own model, an audit of a generations file, GRPO with its own
+model and dataset); otherwise the command runs the recipe restricted to the
+stages it needs, so only ``flows/recipe.py`` knows their order. Every command
+returns a JSON-ready summary; the recipe's also carries the comparison table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from components.settings import Profile
+
+
+def _dump(outputs: Any) -> dict:
+    return outputs.model_dump(mode="json") if hasattr(outputs, "model_dump") else outputs
+
+
+def run_recipe(profile: Profile, stages: list[str] | None = None) -> dict:
+    from flows.recipe import recipe_flow
+
+    outputs = recipe_flow(profile, stages)
+    summary = _dump(outputs)
+    if outputs.comparison is not None:
+        summary["comparison_table"] = (Path(outputs.comparison.path) / "comparison.txt").read_text(encoding="utf-8")
+    return summary
+
+
+def run_evaluate(profile: Profile) -> dict:
+    from flows.evaluation import evaluation_flow
+
+    return _dump(evaluation_flow(profile))
+
+
+def run_audit(profile: Profile) -> dict:
+    if profile.audit is not None and profile.audit.generations:
+        from flows.audit import audit_flow
+
+        return audit_flow(profile)
+    from flows.recipe import recipe_flow
+
+    return recipe_flow(profile, ["evaluation", "audit"]).audit
+
+
+def run_data(profile: Profile) -> dict:
+    from flows.data import data_flow
+
+    return _dump(data_flow(profile))
+
+
+def run_sft(profile: Profile) -> dict:
+    return run_recipe(profile, ["data", "sft", "rejection"])
+
+
+def run_grpo(profile: Profile) -> dict:
+    grpo = profile.grpo
+    if grpo is not None and profile.sft is None and grpo.model is not None and grpo.dataset is not None:
+        from flows.grpo import grpo_flow
+
+        return _dump(grpo_flow(profile))
+    return run_recipe(profile, ["data", "sft", "rejection", "grpo"])
+
+
+COMMANDS = {
+    "recipe": (run_recipe, "The whole recipe: data, SFT, rejection sampling, GRPO, evaluation of every model, audit, "
+                           "registry, under one parent MLflow run."),
+    "evaluate": (run_evaluate, "Generate and score benchmarks with the profile's model; metrics per language in MLflow."),
+    "audit": (run_audit, "Audit answer verifiers: FNR/FPR/VLB per language, stress suite, selection."),
+    "data": (run_data, "Translate queries, generate and filter teacher traces (or read them from a file)."),
+    "sft": (run_sft, "The recipe up to LoRA SFT (trl + peft) and rejection sampling of the SFT model."),
+    "grpo": (run_grpo, "Curriculum GRPO with language-aware rewards (trl), after data and SFT unless given a model "
+                       "and dataset."),
+}

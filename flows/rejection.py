@@ -1,0 +1,40 @@
+"""The rejection-sampling flow: sample the policy on the SFT queries and keep the RL set (AdaMame §3.3).
+
+The policy is the SFT model (base + adapter) unless ``data.rejection.policy``
+names another; the strategy (``zero_one_filter``: 0 < correct < n …) selects
+the queries, a per-language cap samples the training set and a disjoint
+validation split is held out. The rollouts are kept: the GRPO stage audits its
+reward verifier on them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from components.config import flatten
+from components.settings import Profile
+from flows.runtime import prepared, require, was_cached
+from tasks import tracking
+from tasks.data import log_step_task, rl_set_task
+from tasks.outputs import DataOutputs, ModelRef, RLOutputs
+from tasks.tracking import RunRef
+
+
+@flow(name="polyreason-rejection")
+def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent: RunRef | None = None) -> RLOutputs:
+    """Select the RL set from the SFT set of ``data`` by sampling ``policy``."""
+    profile, project = prepared(profile)
+    section, rejection = require(profile, "data"), require(profile, "data.rejection")
+    with tracking.stage_run(profile.tracking, project, f"{profile.name}-rejection", stage="rejection",
+                            params=flatten(rejection, "data.rejection."), parent=parent,
+                            tags={"polyreason.policy": policy.tag}) as run:
+        state = rl_set_task(rejection, section.traces.verifier, section.languages, data.sft_set, policy,
+                            str(project), str(project / ".cache"), return_state=True)
+        rl_set = state.result()
+        log_step_task(run, "rejection", rl_set)
+        tracking.mark_cache(run, [Path(rl_set.path).parent], was_cached(state))
+    folder = Path(rl_set.path).parent
+    return RLOutputs(rl_set=rl_set, validation=str(folder / "rl_validation.parquet"),
+                     rollouts=str(folder / "rollouts.parquet"), run_id=run.run_id)

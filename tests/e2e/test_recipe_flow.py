@@ -1,0 +1,149 @@
+"""End-to-end: the whole recipe through the ``polyreason`` CLI against a real Prefect server and a real MLflow
+tracking server, on the tiny from-config model; every assertion on MLflow goes through its REST API.
+
+Data (MGSM exemplars as teacher traces) -> LoRA SFT -> rejection sampling of the SFT model -> GRPO -> evaluation
+of the base, SFT and GRPO models -> registry. Then the same recipe with one GRPO setting changed: data, SFT and
+rejection are cache hits (their runs point at the runs that produced the artifacts) and the base model's
+evaluation generates nothing, while GRPO trains again and the registry gets a new version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+LANGS = ["en", "fr"]
+
+
+def recipe_profile(model: Path, shared_data: Path, tracking_uri: str) -> dict:
+    tiny = {"model": str(model), "dtype": "float32", "device": "cpu"}
+    return {
+        "name": "tiny-recipe",
+        "tracking": {"tracking_uri": tracking_uri, "experiment": "e2e-recipe"},
+        "data": {"languages": LANGS, "traces": {"from_file": str(shared_data / "mgsm" / "exemplars.json")},
+                 "rejection": {"strategy": "unsolved", "prompt": {"style": "instruction"}, "per_language": 4,
+                               "validation_per_language": 1,
+                               "sampling": {"n": 2, "temperature": 1.0, "max_new_tokens": 6, "batch_size": 16}}},
+        "sft": {"model": tiny, "template": "chat", "max_length": 256, "max_steps": 4, "save_steps": 2,
+                "per_device_train_batch_size": 4, "gradient_checkpointing": False, "cpu_threads": 1},
+        "grpo": {"model": {**tiny, "chat": True}, "rewards": [{"name": "accuracy"}], "max_steps": 2,
+                 "per_device_train_batch_size": 4, "save_steps": 1, "cpu_threads": 1, "audit": {"enabled": False},
+                 "sampling": {"n": 2, "temperature": 1.0, "max_new_tokens": 6}},
+        "evaluation": {"model": {**tiny, "chat": True}, "sampling": {"max_new_tokens": 6, "batch_size": 8},
+                       "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": LANGS,
+                                       "limit": 2}]},
+        "registry": {"name": "tiny-recipe", "alias": "candidate"},
+    }
+
+
+def polyreason(command: str, profile: Path, project: Path, prefect_url: str, *overrides: str) -> tuple[dict, str]:
+    out = project / f"{command}-summary.json"
+    env = dict(os.environ, PREFECT_API_URL=prefect_url,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "flows.cli", command, str(profile), *overrides, "--project-dir",
+                           str(project), "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    return json.loads(out.read_text(encoding="utf-8")), done.stderr
+
+
+def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides: str) -> dict:
+    summary, stderr = polyreason("recipe", profile, project, prefect_url, *overrides)
+    assert "parent run: http://" in stderr and "grpo" in stderr  # the comparison table for a person
+    return summary
+
+
+class MlflowREST:
+    """The few MLflow REST endpoints the assertions need (no client library in between)."""
+
+    def __init__(self, uri: str):
+        self.uri = uri.rstrip("/")
+
+    def call(self, endpoint: str, body: dict | None = None, **query) -> dict:
+        url = f"{self.uri}/api/2.0/mlflow/{endpoint}"
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def run(self, run_id: str) -> dict:
+        run = self.call("runs/get", run_id=run_id)["run"]
+        run["metrics"] = {m["key"]: m["value"] for m in run["data"].get("metrics", [])}
+        run["tags"] = {t["key"]: t["value"] for t in run["data"].get("tags", [])}
+        return run
+
+    def children(self, parent: dict) -> list[dict]:
+        body = {"experiment_ids": [parent["info"]["experiment_id"]], "max_results": 100,
+                "filter": f"tags.mlflow.parentRunId = '{parent['info']['run_id']}'"}
+        return [self.run(r["info"]["run_id"]) for r in self.call("runs/search", body).get("runs", [])]
+
+    def artifacts(self, run_id: str, path: str) -> list[str]:
+        return [f["path"] for f in self.call("artifacts/list", run_id=run_id, path=path).get("files", [])]
+
+
+def by_name(runs: list[dict]) -> dict[str, dict]:
+    return {run["info"]["run_name"].removeprefix("tiny-recipe-"): run for run in runs}
+
+
+def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change(
+        tiny_model_dir, shared_data, tmp_path, prefect_server, mlflow_server):
+    profile = tmp_path / "recipe.yaml"
+    profile.write_text(yaml.safe_dump(recipe_profile(tiny_model_dir, shared_data, mlflow_server)), encoding="utf-8")
+    project = tmp_path / "project"
+    mlflow = MlflowREST(mlflow_server)
+
+    first = polyreason_recipe(profile, project, prefect_server)
+    parent = mlflow.run(first["run_id"])
+    children = by_name(mlflow.children(parent))
+    assert set(children) == {"data", "sft", "rejection", "grpo", "evaluation-base", "evaluation-sft",
+                             "evaluation-grpo"}
+    assert {c["tags"]["polyreason.cache"] for c in children.values()} == {"miss"}
+    assert parent["tags"]["polyreason.profile_digest"] and parent["tags"]["mlflow.source.git.commit"]
+    for tag in ("base", "sft", "grpo"):
+        for lang in LANGS:
+            assert f"evaluation/{tag}/mgsm/{lang}/accuracy" in parent["metrics"], (tag, lang)
+            assert f"evaluation/mgsm/{lang}/accuracy" in children[f"evaluation-{tag}"]["metrics"]
+    assert "evaluation/grpo/mgsm/fr/accuracy_delta" in parent["metrics"]
+    assert {"comparison/languages.json", "profile.yaml"} <= set(mlflow.artifacts(first["run_id"], "")) | {
+        p for p in mlflow.artifacts(first["run_id"], "comparison")}
+    for stage in ("sft", "grpo"):
+        checkpoints = mlflow.artifacts(children[stage]["info"]["run_id"], f"{stage}/checkpoints")
+        assert checkpoints and all(p.startswith(f"{stage}/checkpoints/checkpoint-") for p in checkpoints)
+        assert any(key.startswith("polyreason.checkpoint.") for key in children[stage]["tags"])
+
+    version = mlflow.call("registered-models/alias", name="tiny-recipe", alias="candidate")["model_version"]
+    tags = {t["key"]: t["value"] for t in version.get("tags", [])}
+    assert version["version"] == "1" and version["run_id"] == first["run_id"]
+    assert tags["polyreason.base_model"] == str(tiny_model_dir) and tags["polyreason.kind"] == "adapter"
+    assert tags["polyreason.parent_run_id"] == first["run_id"] and tags["polyreason.languages"] == "en,fr"
+    assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
+
+    second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5")
+    children2 = by_name(mlflow.children(mlflow.run(second["run_id"])))
+    for stage in ("data", "sft", "rejection", "evaluation-base", "evaluation-sft"):
+        assert children2[stage]["tags"]["polyreason.cache"] == "hit", stage
+        assert children2[stage]["tags"]["polyreason.cache.source_run"] == children[stage]["info"]["run_id"], stage
+    assert children2["grpo"]["tags"]["polyreason.cache"] == "miss"
+    assert children2["evaluation-grpo"]["tags"]["polyreason.cache"] == "miss"
+    assert not any(b["generated"] for e in second["evaluations"][:2] for b in e["benchmarks"].values())
+    assert second["registered"]["version"] == 2
+
+    registered, _ = polyreason("evaluate", profile, project, prefect_server, "data=null", "sft=null", "grpo=null",
+                               "registry=null", "evaluation.model.model=models:/tiny-recipe@candidate")
+    assert registered["model"]["registered"] == "models:/tiny-recipe/2"
+    assert registered["model"]["model"]["adapter"].endswith("adapter")
+    run = mlflow.run(registered["run_id"])
+    assert run["tags"]["polyreason.registered"] == "models:/tiny-recipe/2" and "evaluation/mgsm/fr/accuracy" in run["metrics"]
