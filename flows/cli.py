@@ -101,17 +101,13 @@ def _register_stage_commands() -> None:
 _register_stage_commands()
 
 
-@app.command(name="serve")
-def serve_command(
-    profiles: list[Path] = typer.Argument(..., help="Profile YAMLs to deploy."),
-    cron: Optional[str] = typer.Option(None, help="Cron schedule for evaluation deployments, e.g. '0 2 * * *'."),
-    project_dir: Path = PROJECT_OPTION,
-) -> None:
-    """Serve deployments of each profile's stages for the Prefect UI (and nightly re-evaluation)."""
-    _configure(project_dir)
-    from flows.serve import serve_profiles
+def _register_cockpit_commands() -> None:
+    from flows.cli_cockpit import register
 
-    serve_profiles(profiles, cron, project_dir)
+    register(app)
+
+
+_register_cockpit_commands()
 
 
 def main() -> None:  # pragma: no cover - console entry

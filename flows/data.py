@@ -52,7 +52,7 @@ def written_sft_set(profile: Profile, run: RunRef, project: Path) -> tuple[dict,
     return {"traces": log_step_task(run, "traces", traces.result())}, [traces]
 
 
-@flow(name="polyreason-data")
+@flow(name="polyreason-data", persist_result=True)
 def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
     """Build the SFT set; returns it with the step reports."""
     profile, project = prepared(profile)

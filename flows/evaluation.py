@@ -47,15 +47,16 @@ def evaluate_benchmark(run: RunRef, benchmark, section: EvaluationSettings, mode
                            load_errors=len(loaded["errors"]))
 
 
-@flow(name="polyreason-evaluation")
-def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None) -> EvaluationOutputs:
-    """Generate and score every benchmark of ``profile.evaluation`` with one model."""
+@flow(name="polyreason-evaluation", persist_result=True)
+def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None,
+                    run_tags: dict[str, str] | None = None) -> EvaluationOutputs:
+    """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run)."""
     profile, project = prepared(profile)
     section = require(profile, "evaluation")
     uri = tracking.tracking_uri(profile.tracking, project)
     model = model or resolve_model_task(section.model, str(project / ".cache"), "base", uri)
     tags = {"polyreason.model_tag": model.tag, "polyreason.model_fingerprint": model.fingerprint[:16],
-            **({"polyreason.registered": model.registered} if model.registered else {})}
+            **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
                             params=flatten(section, "evaluation."), tags=tags, parent=parent) as run:
         benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project) for b in section.benchmarks}

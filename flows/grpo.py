@@ -38,7 +38,7 @@ def stage_section(section: GRPOStageSettings, rl: RLOutputs | None, sft: SFTOutp
                                       "audit": audit})
 
 
-@flow(name="polyreason-grpo")
+@flow(name="polyreason-grpo", persist_result=True)
 def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | None = None,
               parent: RunRef | None = None) -> GRPOOutputs:
     """Audit the reward, train with GRPO, log everything; returns the final weights."""

@@ -9,8 +9,9 @@ artifacts). The base model, the SFT model and the GRPO model are evaluated with
 the same prompts and sampling; the parent run holds the profile, its digest, the
 git commit, every model's per-language metrics with deltas to the base, the
 comparison table and plot, and the registered version of the final model.
-``polyreason recipe PROFILE.yaml [key=value ...]`` runs it; the stage commands
-(``polyreason sft`` …) run the recipe up to their stage.
+A stage placed on a work pool (``placement``) runs there as a deployment and the
+recipe waits for it. ``polyreason recipe PROFILE.yaml [key=value ...]`` runs it;
+the stage commands (``polyreason sft`` …) run the recipe up to their stage.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flows.data import data_flow
 from flows.evaluation import evaluation_flow
 from flows.grpo import grpo_flow
 from flows.rejection import rejection_flow
+from flows.placement import run_stage
 from flows.runtime import prepared
 from flows.sft import sft_flow
 from tasks import tracking
@@ -42,17 +44,18 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-recipe", stage="recipe",
                             params=flatten(profile), tags=recipe_tags(profile)) as parent:
         log_profile_task(parent, profile, str(project))
-        data = data_flow(profile, parent=parent) if "data" in wanted else None
-        sft = sft_flow(profile, data, parent=parent) if "sft" in wanted else None
-        rl = rejection_flow(profile, data, rejection_policy(profile, sft, cache_dir), parent=parent) \
-            if "rejection" in wanted else None
-        grpo = grpo_flow(profile, rl, sft, parent=parent) if "grpo" in wanted else None
+        data = run_stage("data", data_flow, profile, parent=parent) if "data" in wanted else None
+        sft = run_stage("sft", sft_flow, profile, data=data, parent=parent) if "sft" in wanted else None
+        rl = run_stage("rejection", rejection_flow, profile, data=data, parent=parent,
+                       policy=rejection_policy(profile, sft, cache_dir)) if "rejection" in wanted else None
+        grpo = run_stage("grpo", grpo_flow, profile, rl=rl, sft=sft, parent=parent) if "grpo" in wanted else None
         models = evaluation_models(profile, sft, grpo, cache_dir) if "evaluation" in wanted else []
-        evaluations = [evaluation_flow(profile, model, parent=parent) for model in models]
+        evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent) for model in models]
         comparison = comparison_task(evaluations, "base", str(project)) if evaluations else None
         if comparison is not None:
             log_comparison_task(parent, comparison)
-        audit = audit_flow(profile, evaluations[-1] if evaluations else None, parent=parent) if "audit" in wanted else None
+        audit = run_stage("audit", audit_flow, profile, evaluation=evaluations[-1] if evaluations else None,
+                          parent=parent) if "audit" in wanted else None
         registered = register_final(parent, profile, sft, grpo, evaluations, comparison, str(project)) \
             if "registry" in wanted else None
         log_stages_task(parent, {"data": data and data.run_id, "sft": sft and sft.run_id,

@@ -22,7 +22,7 @@ from tasks.outputs import DataOutputs, ModelRef, RLOutputs
 from tasks.tracking import RunRef
 
 
-@flow(name="polyreason-rejection")
+@flow(name="polyreason-rejection", persist_result=True)
 def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent: RunRef | None = None) -> RLOutputs:
     """Select the RL set from the SFT set of ``data`` by sampling ``policy``."""
     profile, project = prepared(profile)

@@ -4,7 +4,8 @@ Prefect reads its settings when it is first imported and keeps state and
 results in ``~/.prefect`` unless ``PREFECT_HOME`` / ``PREFECT_RESULTS_LOCAL_STORAGE_PATH``
 say otherwise; ``import mlflow`` writes telemetry unless
 ``MLFLOW_DISABLE_TELEMETRY=true``. ``configure`` sets project-local defaults
-(values already in the environment win) and must run before those imports.
+(values already in the environment win) and must run before those imports; when
+the project's stack runs (``polyreason up``), it points Prefect and MLflow at it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
+    from flows.stack import activate
+
+    activate(project_dir)  # a running `polyreason up` stack receives this project's runs
     return paths
 
 
@@ -68,3 +72,8 @@ def require(profile, section: str):
 def was_cached(state) -> bool:
     """Whether a task's final state is a cache hit (Prefect names it ``Cached``)."""
     return state.name == "Cached"
+
+
+def prepared_project(project_dir: str | Path) -> Path:
+    """A project directory given on its own (not in a profile), absolute."""
+    return Path(project_dir).resolve()

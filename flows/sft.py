@@ -22,7 +22,7 @@ from tasks.sft import log_sft_task, sft_task
 from tasks.tracking import RunRef
 
 
-@flow(name="polyreason-sft")
+@flow(name="polyreason-sft", persist_result=True)
 def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) -> SFTOutputs:
     """Train a LoRA adapter on the SFT set of ``data``; returns the run directory and the adapter."""
     profile, project = prepared(profile)

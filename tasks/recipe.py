@@ -115,6 +115,11 @@ def register_task(run: RunRef, registry: RegistrySettings, name: str, base_model
     return {**registered, "reused": False}
 
 
+def link_evaluation_run(parent: RunRef, run_id: str, uri: str) -> None:
+    """Tag an evaluation run with the registered version it evaluated (``polyreason compare models:/…`` finds it)."""
+    tracking.set_tags(RunRef(parent.tracking_uri, run_id, parent.experiment_id), {"polyreason.registered": uri})
+
+
 def _version_with_digest(run: RunRef, name: str, digest: str) -> str | None:
     client = tracking.client(run.tracking_uri)
     if not client.search_registered_models(filter_string=f"name = '{name}'"):
@@ -194,6 +199,8 @@ def register_final(parent: RunRef, profile: Profile, sft: SFTOutputs | None, grp
     name = registry.name or profile.name
     tags = {**recipe_tags(profile), **headline_tags(comparison.summary["rows"] if comparison else [], final.tag)}
     registered = register_task(parent, registry, name, base_name, final, kind, tags, project_dir)
+    if evaluations:  # the final model's evaluation is its registered version's first evaluation
+        link_evaluation_run(parent, evaluations[-1].run_id, registered["uri"])
     if registry.merged and kind == "adapter":
         merged = merged_model_task(final, project_dir)
         registered["merged"] = register_task(parent, registry, f"{name}-merged", base_name, merged, "merged", tags,

@@ -95,3 +95,26 @@ def resolve_registered(tracking_uri: str, reference: str, cache_dir: Path) -> di
     card = json.loads((root / CARD).read_text(encoding="utf-8"))
     return {**card, "path": str(root / card["weights"]), "uri": f"{PREFIX}{name}/{found.version}",
             "version": int(found.version), "name": name, "run_id": found.run_id}
+
+
+def nightly_references(tracking_uri: str, names: list[str], alias: str | None, latest: int) -> list[str]:
+    """``models:/NAME/VERSION`` of every version a nightly run re-evaluates: the alias's and the newest ``latest``."""
+    client = tracking.client(tracking_uri)
+    found: list[str] = []
+    for name in names:
+        if not client.search_registered_models(filter_string=f"name = '{name}'"):
+            continue
+        versions = sorted((int(v.version) for v in client.search_model_versions(f"name = '{name}'")), reverse=True)
+        chosen = versions[:latest]
+        if alias is not None and alias in client.get_registered_model(name).aliases:
+            chosen.append(int(client.get_model_version_by_alias(name, alias).version))
+        found += [f"{PREFIX}{name}/{version}" for version in sorted(set(chosen))]
+    return found
+
+
+def link_evaluation(tracking_uri: str, reference: str, run_id: str, day: str) -> None:
+    """Tag a model version with the evaluation run of ``day`` (and as its latest nightly evaluation)."""
+    name, _, version = parse_reference(reference)
+    client = tracking.client(tracking_uri)
+    client.set_model_version_tag(name, version, f"polyreason.nightly.{day}", run_id)
+    client.set_model_version_tag(name, version, "polyreason.nightly.last_run", run_id)

@@ -38,9 +38,12 @@ class RunRef:
 
 
 def tracking_uri(settings: TrackingSettings, project_dir: str | Path) -> str:
-    """The profile's URI, or ``sqlite:///<project>/mlruns/mlflow.db``."""
+    """The profile's URI, else ``MLFLOW_TRACKING_URI`` (the project's running stack sets it), else
+    ``sqlite:///<project>/mlruns/mlflow.db``."""
     if settings.tracking_uri:
         return settings.tracking_uri
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
     store = Path(project_dir).resolve() / "mlruns"
     store.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{store / 'mlflow.db'}"
@@ -50,7 +53,7 @@ def artifact_root(settings: TrackingSettings, project_dir: str | Path) -> str | 
     """Artifact location for new experiments (``<project>/mlruns/artifacts`` for local stores)."""
     if settings.artifact_root:
         return settings.artifact_root
-    if settings.tracking_uri and not settings.tracking_uri.startswith("sqlite:"):
+    if not tracking_uri(settings, project_dir).startswith("sqlite:"):
         return None  # a tracking server chooses its own artifact store
     return (Path(project_dir).resolve() / "mlruns" / "artifacts").as_uri()
 
@@ -208,14 +211,22 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
               params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None,
               parent: RunRef | None = None) -> Iterator[RunRef]:
     """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises."""
-    run = open_run(settings, project_dir, run_name, params=params, tags={"polyreason.stage": stage, **(tags or {})},
-                   parent=parent)
+    where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
+    run = open_run(settings, project_dir, run_name, params=params,
+                   tags={"polyreason.stage": stage, **where, **(tags or {})}, parent=parent)
     try:
         yield run
     except BaseException as error:
         finish_run(run, "KILLED" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "FAILED")
         raise
     finish_run(run)
+
+
+def deployment_name() -> str | None:
+    """The deployment this flow run was started from (a stage placed on a work pool: the pool's name), else ``None``."""
+    from prefect.runtime import deployment
+
+    return deployment.name or None
 
 
 def run_url(ref: RunRef) -> str:

@@ -106,18 +106,19 @@ def outcomes(
 def select(rows: list[dict[str, Any]], rollout_rows: list[dict[str, Any]], strategy: Strategy) -> list[dict[str, Any]]:
     """Rows the strategy keeps, with ``num_rollouts`` and ``num_correct`` added.
 
-    >>> rows = [{"id": "a", "lang": "fr"}, {"id": "b", "lang": "fr"}]
-    >>> rolls = [{"id": "a", "correct": c, "in_language": True} for c in (True, False)]
-    >>> rolls += [{"id": "b", "correct": True, "in_language": True}] * 2
-    >>> [r["id"] for r in select(rows, rolls, REJECTION_STRATEGIES["zero_one_filter"])]
-    ['a']
+    >>> rows = [{"id": "a", "lang": "fr"}, {"id": "b", "lang": "fr"}, {"id": "a", "lang": "ja"}]
+    >>> rolls = [{"id": "a", "lang": "fr", "correct": c, "in_language": True} for c in (True, False)]
+    >>> rolls += [{"id": "b", "lang": "fr", "correct": True, "in_language": True}] * 2
+    >>> rolls += [{"id": "a", "lang": "ja", "correct": False, "in_language": True}] * 2
+    >>> [(r["id"], r["lang"]) for r in select(rows, rolls, REJECTION_STRATEGIES["zero_one_filter"])]
+    [('a', 'fr')]
     """
-    by_id: dict[str, list[dict[str, Any]]] = {}
+    by_query: dict[tuple[str, str], list[dict[str, Any]]] = {}  # ids are shared across languages: key by both
     for roll in rollout_rows:
-        by_id.setdefault(str(roll["id"]), []).append(roll)
+        by_query.setdefault((str(roll["id"]), roll["lang"]), []).append(roll)
     kept = []
     for row in rows:
-        rolls = by_id.get(str(row["id"]), [])
+        rolls = by_query.get((str(row["id"]), row["lang"]), [])
         correct = [bool(r["correct"]) for r in rolls]
         in_language = [bool(r["in_language"]) for r in rolls]
         if strategy.keep(correct, in_language):

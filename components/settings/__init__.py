@@ -12,7 +12,7 @@ from components.settings.data import (
     DataSettings, DataSourceSettings, RejectionSettings, TraceSettings, TranslationSettings,
 )  # fmt: skip
 from components.settings.evaluation import BenchmarkSettings, EvaluationSettings, ScoringSettings
-from components.settings.profile import Profile, RegistrySettings, resolve_path
+from components.settings.profile import NightlySettings, Profile, RegistrySettings, resolve_path
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings, TrackingSettings
 from components.settings.training import (
     GRPOStageSettings, KLResetSettings, RewardAuditSettings, RewardSettings, SFTSettings,
@@ -22,7 +22,7 @@ SECTIONS = (
     TrackingSettings, ModelSettings, SamplingSettings, PromptSettings, LoraSettings, BenchmarkSettings,
     ScoringSettings, EvaluationSettings, AuditSettings, DataSourceSettings, TranslationSettings, TraceSettings,
     RejectionSettings, DataSettings, SFTSettings, RewardSettings, KLResetSettings, RewardAuditSettings,
-    GRPOStageSettings, RegistrySettings, Profile,
+    GRPOStageSettings, RegistrySettings, NightlySettings, Profile,
 )  # fmt: skip
 
 __all__ = [cls.__name__ for cls in SECTIONS] + [

@@ -34,6 +34,7 @@ from components.settings.shared import ModelSettings, TrackingSettings
 from components.settings.training import GRPOStageSettings, SFTSettings
 
 PROBE_STYLES = ("instruction", "prefix")
+PLACEABLE = ("data", "sft", "rejection", "grpo", "evaluation", "audit")
 
 
 class RegistrySettings(StrictSettings):
@@ -55,11 +56,36 @@ class RegistrySettings(StrictSettings):
         return value
 
 
+class NightlySettings(StrictSettings):
+    """The nightly re-evaluation of registered models on this profile's benchmarks.
+
+    ``models``: registered model names (empty: the registry section's name, else the
+    profile's); each is evaluated at ``alias`` (a moving pointer such as
+    ``candidate``) and at its ``latest`` newest versions. ``cron`` is the schedule
+    of the ``nightly-evaluation`` deployment (UTC).
+    """
+
+    cron: str = "0 2 * * *"
+    models: list[str] = Field(default_factory=list)
+    alias: str | None = "candidate"
+    latest: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _something_to_evaluate(self) -> "NightlySettings":
+        if self.alias is None and self.latest == 0:
+            raise ValueError("set an alias or latest >= 1: otherwise no version is evaluated")
+        if len(self.cron.split()) != 5:
+            raise ValueError(f"cron {self.cron!r}: expected five fields (minute hour day month weekday)")
+        return self
+
+
 class Profile(StrictSettings):
     """A whole experiment. Stages whose section is ``None`` are not run."""
 
     OPERATIONAL = {"project_dir": "where state lives, not what is computed",
-                   "tracking": "where results are logged, not what is computed"}
+                   "tracking": "where results are logged, not what is computed",
+                   "placement": "which machine runs a stage, not what it computes",
+                   "nightly": "when registered models are re-evaluated, not what a run computes"}
 
     name: str
     project_dir: str | None = None
@@ -70,12 +96,23 @@ class Profile(StrictSettings):
     sft: SFTSettings | None = None
     grpo: GRPOStageSettings | None = None
     registry: RegistrySettings | None = None
+    nightly: NightlySettings | None = None
+    placement: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
     def _name_is_simple(cls, value: str) -> str:
         if not value or any(c in value for c in "/\\ "):
             raise ValueError("name must be non-empty, without spaces or slashes")
+        return value
+
+    @field_validator("placement")
+    @classmethod
+    def _placed_stages(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(PLACEABLE))
+        if unknown:
+            raise ValueError(f"unknown stages {unknown} (placeable: {', '.join(PLACEABLE)}); each maps a stage to "
+                             "the Prefect work pool that runs it")
         return value
 
     @model_validator(mode="after")

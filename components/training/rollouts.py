@@ -52,16 +52,16 @@ def sample_rollouts(job: TrainingJob, out_dir: str | Path) -> Path:
 
 
 def audit_rows(rollouts: list[dict], dataset: list[dict], size: int, seed: int = 0) -> list[dict]:
-    """A seeded sample of ``size`` rollouts as guard rows ``id, lang, gold, completion`` (gold joined by id).
+    """A seeded sample of ``size`` rollouts as guard rows ``id, lang, gold, completion`` (gold joined by id and lang).
 
     >>> audit_rows([{"id": "a", "lang": "fr", "completion": "x"}, {"id": "z", "lang": "fr", "completion": "y"}],
-    ...            [{"id": "a", "gold": "3"}], size=5)
+    ...            [{"id": "a", "lang": "fr", "gold": "3"}], size=5)
     [{'id': 'a', 'lang': 'fr', 'gold': '3', 'completion': 'x'}]
     """
-    golds = {str(row["id"]): str(row["gold"]) for row in dataset if row.get("gold") is not None}
+    golds = {(str(row["id"]), row["lang"]): str(row["gold"]) for row in dataset if row.get("gold") is not None}
     rows = []
-    for row in rollouts:
-        gold = row.get("gold") if row.get("gold") is not None else golds.get(str(row.get("id")))
+    for row in rollouts:  # ids are shared across languages: a gold is joined by id and language
+        gold = row.get("gold") if row.get("gold") is not None else golds.get((str(row.get("id")), row.get("lang")))
         if gold is not None and row.get("completion") is not None:
             rows.append({"id": str(row["id"]), "lang": row["lang"], "gold": str(gold),
                          "completion": row["completion"]})

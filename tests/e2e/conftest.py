@@ -95,3 +95,18 @@ def mlflow_server(tmp_path_factory):
         yield uri
     finally:
         stop(process)
+
+
+@pytest.fixture
+def shots(request):
+    """Save screenshots of a browser test as test artifacts (``POLYREASON_TEST_ARTIFACTS``, default test-artifacts/)."""
+    folder = Path(os.environ.get("POLYREASON_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+    folder = folder / request.node.name
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def save(page, name: str) -> Path:
+        path = folder / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return save

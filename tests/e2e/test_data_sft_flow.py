@@ -120,7 +120,9 @@ def write_profile(path: Path, shared_data: Path, tiny_model_dir: Path, teacher: 
                           reference_path=str(shared_data / "msvamp" / "test_{language}.json"))
     data["translation"]["model"] = {k: v for k, v in teacher.items() if k != "thinking"}
     data["traces"].update(model=teacher, prompt={"style": "instruction"})
-    data["rejection"].update(sampling={"n": 4, "temperature": 1.0, "max_new_tokens": 8, "seed": 0, "batch_size": 8})
+    # random weights solve nothing: `unsolved` keeps every query (zero_one_filter would keep none and stop the stage)
+    data["rejection"].update(strategy="unsolved",
+                             sampling={"n": 4, "temperature": 1.0, "max_new_tokens": 8, "seed": 0, "batch_size": 8})
     sft.update(model={"backend": "transformers", "model": str(tiny_model_dir), "dtype": "float32", "device": "cpu"},
                template="chat", max_length=512, max_steps=SFT_STEPS, save_steps=4, logging_steps=1)
     path.write_text(yaml.safe_dump(profile, allow_unicode=True), encoding="utf-8")
@@ -200,7 +202,8 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     translation = report["translation"]["summary"]["languages"]
     assert translation["ja"]["reason_wrong_language"] == 1 and translation["fr"]["chrf"] == pytest.approx(100.0)
     rejection = summary["rl"]["rl_set"]["summary"]
-    assert rejection["strategy"] == "zero_one_filter" and rejection["languages"]["fr"]["rollouts"] == 5 * 4
+    assert rejection["strategy"] == "unsolved" and rejection["languages"]["fr"]["rollouts"] == 5 * 4
+    assert rejection["languages"]["fr"]["selected"] == 5  # none solved, all kept
 
     client = MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}")
     children = {run.data.tags["polyreason.stage"]: run for run in client.search_runs(

@@ -31,7 +31,8 @@ from pydantic import Field
 
 from components.settings import (
     SECTIONS, AuditSettings, BenchmarkSettings, DataSettings, DataSourceSettings, EvaluationSettings,
-    GRPOStageSettings, KLResetSettings, LoraSettings, ModelSettings, Profile, PromptSettings, RejectionSettings,
+    GRPOStageSettings, KLResetSettings, LoraSettings, ModelSettings, NightlySettings, Profile, PromptSettings,
+    RejectionSettings,
     RegistrySettings, RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings,
     StrictSettings,
     TraceSettings, TrackingSettings, TranslationSettings,
@@ -49,9 +50,10 @@ BASES = {  # a valid instance of each section to start from
     DataSettings: DataSettings(source={"path": "x.jsonl"}, languages=["fr"]), SFTSettings: SFTSettings(),
     RewardSettings: RewardSettings(), KLResetSettings: KLResetSettings(), RewardAuditSettings: RewardAuditSettings(),
     GRPOStageSettings: GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl"), Profile: Profile(name="p"),
-    RegistrySettings: RegistrySettings(),
+    RegistrySettings: RegistrySettings(), NightlySettings: NightlySettings(),
 }
-READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings, RegistrySettings}  # a flow hands them on
+READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings, RegistrySettings,  # a flow hands them on
+                 NightlySettings}
 FLOW_SOURCES = ("flows/*.py", "tasks/recipe.py")  # the recipe's registration reads the registry section
 FIELDS_READ_IN_FLOWS = {  # single fields that decide what a flow runs
     (RewardAuditSettings, "enabled"), (RejectionSettings, "policy"), (GRPOStageSettings, "model"),

@@ -66,7 +66,8 @@ def test_outcomes_select_split_summary():
 
 def test_conditional_uses_the_single_rollout():
     rows = [{"id": "a", "lang": "fr"}, {"id": "b", "lang": "fr"}]
-    rolls = [{"id": "a", "correct": F, "in_language": T}, {"id": "b", "correct": F, "in_language": F}]
+    rolls = [{"id": "a", "lang": "fr", "correct": F, "in_language": T},
+             {"id": "b", "lang": "fr", "correct": F, "in_language": F}]
     assert [r["id"] for r in select(rows, rolls, get_strategy("conditional"))] == ["a"]
     assert in_query_language("<think>le chat</think>x", "fr", StubDetector())
 

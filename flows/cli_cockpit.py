@@ -1,0 +1,109 @@
+"""The cockpit commands of ``polyreason``: the local stack, deployments, workers, comparisons.
+
+``up`` / ``down`` / ``status`` manage the project's Prefect and MLflow servers
+(``flows/stack.py``); ``deploy`` registers the deployments and work pools
+(``flows/deploy.py``); ``worker`` serves a work pool; ``compare`` puts evaluations
+side by side (``flows/compare.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+PROJECT_OPTION = typer.Option(Path("."), "--project-dir", help="Where mlruns/, artifacts/ and .prefect/ live.")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def up(project_dir: Path = PROJECT_OPTION,
+       prefect_port: Optional[int] = typer.Option(None, help="Port of the Prefect server (default 4200, or a free one)."),
+       mlflow_port: Optional[int] = typer.Option(None, help="Port of the MLflow server (default 5000, or a free one).")
+       ) -> None:
+    """Start the project's Prefect server and MLflow tracking server on 127.0.0.1 and print their URLs."""
+    from flows.stack import StackError
+    from flows.stack import up as start_stack
+
+    try:
+        stack, started = start_stack(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
+    except StackError as error:
+        _fail(str(error))
+    typer.echo(f"{'started' if started else 'already running'}:\n  Prefect UI  {stack.prefect_url}\n"
+               f"  MLflow UI   {stack.mlflow_url}\nlater polyreason commands in {project_dir.resolve()} use them; "
+               "next: polyreason deploy, then polyreason worker")
+
+
+def down(project_dir: Path = PROJECT_OPTION) -> None:
+    """Stop the servers `polyreason up` started for this project (exactly those processes)."""
+    from flows.stack import down as stop_stack
+
+    pids = stop_stack(project_dir)
+    typer.echo(f"stopped {', '.join(map(str, pids))}" if pids else "nothing was running")
+
+
+def status(project_dir: Path = PROJECT_OPTION) -> None:
+    """Say what runs: each server's PID, health and URL."""
+    import json
+
+    from flows.stack import status as stack_status
+
+    typer.echo(json.dumps(stack_status(project_dir), indent=2))
+
+
+def _require_server(project_dir: Path) -> None:
+    from flows.runtime import configure
+    from flows.stack import healthy
+
+    configure(project_dir)
+    api = os.environ.get("PREFECT_API_URL")
+    if not api or not healthy(f"{api}/health"):
+        _fail(f"no Prefect server reachable{' at ' + api if api else ''}: start one with `polyreason up "
+              f"--project-dir {project_dir}` (or set PREFECT_API_URL)")
+
+
+def deploy(project_dir: Path = PROJECT_OPTION,
+           pool: str = typer.Option("polyreason", help="The process work pool of the command deployments."),
+           profiles_dir: Optional[Path] = typer.Option(None, help="Profiles offered in the Run form (default profiles/).")
+           ) -> None:
+    """Register the deployments (recipe and every stage command, nightly evaluations, placed stages)."""
+    _require_server(project_dir)
+    from flows.deploy import deploy as register
+
+    for line in register(project_dir, pool=pool, profiles_dir=profiles_dir):
+        typer.echo(f"deployed {line}")
+    typer.echo(f"start a worker: polyreason worker --pool {pool} --project-dir {project_dir}")
+
+
+def worker(pool: str = typer.Option("polyreason", help="The work pool to serve."),
+           project_dir: Path = PROJECT_OPTION) -> None:
+    """Serve a process work pool: each flow run of its deployments runs in its own process here."""
+    _require_server(project_dir)
+    from flows.deploy import worker_command
+
+    raise typer.Exit(code=subprocess.call(worker_command(pool)))
+
+
+def compare(items: list[str] = typer.Argument(..., help="Run ids, a recipe's parent run id, or models:/NAME/VERSION."),
+            baseline: Optional[str] = typer.Option(None, help="The model label deltas are taken against."),
+            project_dir: Path = PROJECT_OPTION) -> None:
+    """Evaluations side by side: per-language table with deltas to a baseline and a Pareto plot, in a new run."""
+    from flows.runtime import configure
+
+    configure(project_dir)
+    from flows.compare import compare_flow
+
+    result = compare_flow(items, baseline=baseline, project_dir=str(project_dir))
+    typer.echo(Path(result["table"]).read_text(encoding="utf-8"))
+    typer.echo(f"comparison run: {result['run_url']}")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (up, down, status, deploy, worker, compare):
+        app.command()(command)

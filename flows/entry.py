@@ -1,0 +1,81 @@
+"""The flows a person starts from the Prefect UI: choose a profile, add ``key=value`` overrides, Run.
+
+Each command of the CLI (``recipe``, ``data``, ``sft``, ``grpo``, ``evaluate``,
+``audit``) has an entry flow with the same three parameters, so the Run form is
+short and any experiment starts without re-deploying:
+
+* ``profile``: one of the profiles in the profiles folder (a drop-down);
+* ``overrides``: dotted ``key=value`` changes, as on the command line;
+* ``advanced_profile``: optionally, a whole typed profile instead of a file.
+
+The choice is validated by the same code as the CLI (every registry name and
+cross-section rule) before any work starts; a bad override fails the flow run
+with a message that names the key. The profiles folder is
+``POLYREASON_PROFILES_DIR`` or the repository's ``profiles/``; the project
+directory (where artifacts, ``mlruns/`` and caches live) is
+``POLYREASON_PROJECT_DIR``, which ``polyreason deploy`` sets on the deployments.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from prefect import flow
+
+from components.config import load_profile, load_profile_dict
+from components.settings import Profile
+from flows.commands import COMMANDS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def profiles_dir() -> Path:
+    return Path(os.environ.get("POLYREASON_PROFILES_DIR") or REPO / "profiles")
+
+
+def profile_names() -> tuple[str, ...]:
+    return tuple(sorted(path.stem for path in profiles_dir().glob("*.yaml"))) or ("none",)
+
+
+ProfileName = Literal[profile_names()]  # the drop-down of the Run form (an inline enum), read when the module loads
+DEFAULT_PROFILE = "cpu-demo" if "cpu-demo" in profile_names() else profile_names()[0]
+
+
+def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile | None) -> Profile:
+    """The profile a run asked for, validated like the CLI's (``ProfileError`` names every bad key)."""
+    if advanced_profile is not None:
+        chosen = load_profile_dict(advanced_profile.model_dump(mode="json"), overrides, source="advanced_profile")
+    else:
+        chosen = load_profile(profiles_dir() / f"{profile}.yaml", overrides)
+    project = chosen.project_dir or os.environ.get("POLYREASON_PROJECT_DIR") or os.getcwd()
+    return chosen.model_copy(update={"project_dir": str(Path(project).resolve())})
+
+
+def entry_flow(command: str):
+    """The UI entry of ``polyreason <command>``."""
+    runner, help_text = COMMANDS[command]
+
+    def run(profile: ProfileName = DEFAULT_PROFILE, overrides: list[str] = [],  # noqa: B006 - never mutated
+            advanced_profile: Profile | None = None) -> dict:
+        return runner(chosen_profile(profile, overrides, advanced_profile))
+
+    run.__doc__ = f"""{help_text}
+
+    Args:
+        profile: A profile of the profiles folder: the experiment to run.
+        overrides: Dotted key=value changes to the profile, e.g. grpo.max_steps=10 or
+            evaluation.benchmarks.0.limit=20 (values are read as YAML).
+        advanced_profile: A whole profile instead of a file (then ``profile`` is ignored); the same checks apply.
+    """
+    return flow(name=command, log_prints=True)(run)
+
+
+recipe = entry_flow("recipe")
+data = entry_flow("data")
+sft = entry_flow("sft")
+grpo = entry_flow("grpo")
+evaluate = entry_flow("evaluate")
+audit = entry_flow("audit")
+ENTRY_FLOWS = {"recipe": recipe, "data": data, "sft": sft, "grpo": grpo, "evaluate": evaluate, "audit": audit}

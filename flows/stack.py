@@ -1,0 +1,215 @@
+"""The local stack: a Prefect server and an MLflow tracking server for one project, started and stopped by PID.
+
+``polyreason up`` starts both on 127.0.0.1 (the default ports 4200 and 5000, or
+free ones when those are taken), waits until both answer their health checks,
+and records PIDs, URLs and log files in ``<project>/.polyreason/stack.json``.
+Later commands in that project find the file and use the servers
+(``activate``: ``PREFECT_API_URL`` and ``MLFLOW_TRACKING_URI``), so runs show up
+in both UIs. ``polyreason down`` stops exactly the recorded processes.
+
+Lean settings: MLflow with ``--workers 1`` and job execution off (2 processes,
+~0.5 GB instead of 15 and 3.2 GB), SQLite under ``mlruns/`` with artifacts beside
+it; Prefect with analytics off and ``PREFECT_UI_API_URL`` set to the port it
+really listens on (without it a server off port 4200 serves a UI that calls
+4200 and shows only "Oops. Something went wrong").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+DEFAULT_PORTS = {"prefect": 4200, "mlflow": 5000}
+
+
+class StackError(RuntimeError):
+    """The stack could not be started (the message is one line; nothing is left running)."""
+
+
+@dataclass
+class Stack:
+    prefect_url: str
+    mlflow_url: str
+    pids: dict[str, int]
+    logs: dict[str, str]
+
+    @property
+    def prefect_api(self) -> str:
+        return f"{self.prefect_url}/api"
+
+
+def state_file(project_dir: str | Path) -> Path:
+    return Path(project_dir).resolve() / ".polyreason" / "stack.json"
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def choose_port(service: str, asked: int | None) -> int:
+    """The port asked for (an error when taken), else the default, else a free one."""
+    if asked is not None:
+        if not port_free(asked):
+            raise StackError(f"port {asked} (asked for {service}) is already taken; choose another or leave it out")
+        return asked
+    return DEFAULT_PORTS[service] if port_free(DEFAULT_PORTS[service]) else free_port()
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def mlflow_command(project: Path, port: int) -> list[str]:
+    store = project / "mlruns"
+    return [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{store / 'mlflow.db'}",
+            "--artifacts-destination", str(store / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1"]
+
+
+def prefect_command(port: int) -> list[str]:
+    return [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def server_env(project: Path, prefect_port: int) -> dict[str, str]:
+    return dict(os.environ, PREFECT_HOME=str(project / ".prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
+                PREFECT_UI_API_URL=f"http://127.0.0.1:{prefect_port}/api", MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
+                MLFLOW_DISABLE_TELEMETRY="true", DO_NOT_TRACK="1")
+
+
+def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as handle:
+        env = {key: value for key, value in env.items() if key != "PREFECT_API_URL"}
+        return subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_pid(pid: int, timeout: float = 20) -> None:
+    """End a process and its group: SIGTERM, then SIGKILL after ``timeout``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except OSError:
+            return
+        deadline = time.time() + timeout
+        while time.time() < deadline and alive(pid):
+            time.sleep(0.2)
+        if not alive(pid):
+            return
+
+
+def wait_healthy(urls: dict[str, str], processes: dict[str, subprocess.Popen], logs: dict[str, Path],
+                 timeout: float) -> None:
+    deadline, waiting = time.time() + timeout, dict(urls)
+    while waiting and time.time() < deadline:
+        for name in list(waiting):
+            if processes[name].poll() is not None:
+                raise StackError(f"{name} server exited during start-up (exit {processes[name].returncode}); "
+                                 f"see {logs[name]}")
+            if healthy(waiting[name]):
+                del waiting[name]
+        time.sleep(0.5)
+    if waiting:
+        raise StackError(f"{', '.join(waiting)} not healthy after {timeout:.0f} s; see "
+                         + ", ".join(str(logs[name]) for name in waiting))
+
+
+def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port: int | None = None,
+       timeout: float = 180) -> tuple[Stack, bool]:
+    """Start the stack (or find it running); returns it and whether it was started now."""
+    project = Path(project_dir).resolve()
+    running = read_stack(project)
+    if running is not None and stack_healthy(running):
+        return running, False
+    ports = {"prefect": choose_port("prefect", prefect_port), "mlflow": choose_port("mlflow", mlflow_port)}
+    (project / "mlruns").mkdir(parents=True, exist_ok=True)
+    (project / ".prefect").mkdir(parents=True, exist_ok=True)
+    logs = {name: project / ".polyreason" / "logs" / f"{name}.log" for name in ports}
+    env = server_env(project, ports["prefect"])
+    processes = {"mlflow": start(mlflow_command(project, ports["mlflow"]), env, logs["mlflow"]),
+                 "prefect": start(prefect_command(ports["prefect"]), env, logs["prefect"])}
+    urls = {"prefect": f"http://127.0.0.1:{ports['prefect']}", "mlflow": f"http://127.0.0.1:{ports['mlflow']}"}
+    try:
+        wait_healthy({"prefect": f"{urls['prefect']}/api/health", "mlflow": f"{urls['mlflow']}/health"},
+                     processes, logs, timeout)
+    except BaseException:
+        for process in processes.values():
+            stop_pid(process.pid)
+        raise
+    stack = Stack(urls["prefect"], urls["mlflow"], {n: p.pid for n, p in processes.items()},
+                  {n: str(path) for n, path in logs.items()})
+    state_file(project).write_text(json.dumps(asdict(stack), indent=1), encoding="utf-8")
+    return stack, True
+
+
+def read_stack(project_dir: str | Path) -> Stack | None:
+    path = state_file(project_dir)
+    if not path.is_file():
+        return None
+    return Stack(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def stack_healthy(stack: Stack) -> bool:
+    return all(alive(pid) for pid in stack.pids.values()) and healthy(f"{stack.prefect_api}/health") \
+        and healthy(f"{stack.mlflow_url}/health")
+
+
+def down(project_dir: str | Path) -> list[int]:
+    """Stop the recorded processes; returns their PIDs (none when nothing was recorded)."""
+    stack = read_stack(project_dir)
+    if stack is None:
+        return []
+    for pid in stack.pids.values():
+        stop_pid(pid)
+    state_file(project_dir).unlink()
+    return list(stack.pids.values())
+
+
+def status(project_dir: str | Path) -> dict:
+    """What runs: each recorded server's PID, whether it is alive and healthy, and its URL."""
+    stack = read_stack(project_dir)
+    if stack is None:
+        return {"running": False}
+    checks = {"prefect": f"{stack.prefect_api}/health", "mlflow": f"{stack.mlflow_url}/health"}
+    urls = {"prefect": stack.prefect_url, "mlflow": stack.mlflow_url}
+    servers = {name: {"pid": pid, "alive": alive(pid), "healthy": healthy(checks[name]), "url": urls[name]}
+               for name, pid in stack.pids.items()}
+    return {"running": all(s["alive"] and s["healthy"] for s in servers.values()), "servers": servers}
+
+
+def activate(project_dir: str | Path) -> Stack | None:
+    """Point this process at the project's running stack (values already in the environment win)."""
+    stack = read_stack(project_dir)
+    if stack is None or not all(alive(pid) for pid in stack.pids.values()):
+        return None
+    os.environ.setdefault("PREFECT_API_URL", stack.prefect_api)
+    os.environ.setdefault("MLFLOW_TRACKING_URI", stack.mlflow_url)
+    return stack

@@ -1,0 +1,222 @@
+"""End-to-end: the cockpit. ``polyreason up`` starts Prefect and MLflow, ``deploy`` registers the deployments,
+workers serve process work pools, recipes are triggered through the Prefect API and checked through MLflow's
+REST API, a stage placed on another pool runs there, the nightly evaluation is scheduled and re-evaluates the
+registered versions, and ``polyreason down`` leaves no process behind.
+
+The browser test (``test_cockpit_browser.py``) reuses the stack started here (module fixtures are per module,
+so each module starts its own).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+
+from tests.helpers.cockpit import (
+    MlflowREST, alive, polyreason, run_deployment, start_worker, stop, tiny_recipe, write_profiles,
+)  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, tiny_model_dir, shared_data):
+    from tests.e2e.conftest import free_port
+
+    root = tmp_path_factory.mktemp("cockpit")
+    project, profiles = root / "project", root / "profiles"
+    write_profiles(profiles, [tiny_recipe(tiny_model_dir, shared_data, "tiny"),
+                              tiny_recipe(tiny_model_dir, shared_data, "tiny-placed",
+                                          placement={"data": "pool-a", "sft": "pool-b", "rejection": "pool-b",
+                                                     "grpo": "pool-b", "evaluation": "pool-b"})])
+    started = polyreason("up", "--project-dir", str(project), "--prefect-port", str(free_port()),
+                         "--mlflow-port", str(free_port()), timeout=300)
+    assert started.returncode == 0, started.stdout + started.stderr
+    state = json.loads((project / ".polyreason" / "stack.json").read_text())
+    workers = []
+    try:
+        deployed = polyreason("deploy", "--project-dir", str(project), "--profiles-dir", str(profiles), timeout=300)
+        assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+        workers = [start_worker(pool, project, root / f"worker-{pool}.log") for pool in ("polyreason", "pool-a", "pool-b")]
+        yield {"root": root, "project": project, "profiles": profiles, "state": state, "deploy": deployed.stdout,
+               "api": f"{state['prefect_url']}/api", "mlflow": MlflowREST(state["mlflow_url"])}
+    finally:
+        for worker in workers:
+            stop(worker)
+        stopped = polyreason("down", "--project-dir", str(project), timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+        assert not any(alive(pid) for pid in state["pids"].values()), "a server outlived polyreason down"
+
+
+def test_up_prints_both_urls_and_status_sees_them(stack):
+    status = json.loads(polyreason("status", "--project-dir", str(stack["project"])).stdout)
+    assert status["running"] is True
+    assert {s["url"] for s in status["servers"].values()} == {stack["state"]["prefect_url"], stack["state"]["mlflow_url"]}
+    taken = stack["state"]["prefect_url"].rsplit(":", 1)[1]
+    refused = polyreason("up", "--project-dir", str(stack["root"] / "other"), "--prefect-port", taken)
+    assert refused.returncode == 2 and f"port {taken}" in refused.stderr and len(refused.stderr.splitlines()) <= 3
+
+
+def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(stack):
+    mlflow = stack["mlflow"]
+    run = run_deployment(stack["api"], "recipe/recipe", {"profile": "tiny", "overrides": ["grpo.learning_rate=2e-5"]})
+    assert run.state.is_completed(), run.state.message
+    parent = mlflow.runs("tags.`polyreason.stage` = 'recipe' and tags.`polyreason.profile` = 'tiny'")[0]
+    assert parent["tags"]["polyreason.deployment"] == "recipe"
+    children = {c["tags"]["polyreason.stage"] for c in mlflow.runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}'")}
+    assert children == {"data", "sft", "rejection", "grpo", "evaluation"}
+    assert {f"evaluation/{tag}/mgsm/fr/accuracy" for tag in ("base", "sft", "grpo")} <= set(parent["metrics"])
+    version = mlflow.version("tiny", "candidate")
+    assert version["tags"]["polyreason.parent_run_id"] == parent["info"]["run_id"]
+
+    bad = run_deployment(stack["api"], "recipe/recipe", {"profile": "tiny", "overrides": ["grpo.learning_rat=1"]})
+    assert bad.state.is_failed() and "grpo.learning_rat" in bad.state.message
+
+
+def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack, tmp_path):
+    from tests.helpers.cockpit import cli_env
+
+    env = cli_env(PREFECT_API_URL=stack["api"], MLFLOW_TRACKING_URI=stack["state"]["mlflow_url"])
+    placed = polyreason("recipe", str(stack["profiles"] / "tiny-placed.yaml"), "--project-dir", str(stack["project"]),
+                        "--out", str(tmp_path / "placed.json"), env=env)
+    assert placed.returncode == 0, placed.stderr[-4000:]
+    here = polyreason("recipe", str(stack["profiles"] / "tiny-placed.yaml"), "placement={}", "--project-dir",
+                      str(tmp_path / "in-process"), "--out", str(tmp_path / "here.json"), env=cli_env())
+    assert here.returncode == 0, here.stderr[-4000:]
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("placed.json", "here.json"))
+    assert a["data"]["sft_set"]["fingerprint"] == b["data"]["sft_set"]["fingerprint"]
+    assert a["rl"]["rl_set"]["fingerprint"] == b["rl"]["rl_set"]["fingerprint"]
+    assert a["sft"]["trained"]["fingerprint"] == b["sft"]["trained"]["fingerprint"]  # the adapter's bytes
+    children = {c["tags"]["polyreason.stage"]: c["tags"].get("polyreason.deployment")
+                for c in stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{a['run_id']}'")}
+    assert children["data"] == "pool-a" and children["sft"] == children["grpo"] == "pool-b"
+
+
+def test_nightly_evaluation_is_scheduled_and_re_evaluates_every_registered_version(stack):
+    from prefect import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: stack["api"]}), get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("nightly-evaluation/tiny")
+        schedules = client.read_deployment_schedules(deployment.id)
+    assert [s.schedule.cron for s in schedules] == ["0 2 * * *"]
+    run = run_deployment(stack["api"], "nightly-evaluation/tiny", {"profile": "tiny"})
+    assert run.state.is_completed(), run.state.message
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    runs = stack["mlflow"].runs(f"tags.`polyreason.nightly` = '{day}'")
+    registered = {r["tags"]["polyreason.registered"] for r in runs}
+    assert registered and all(ref.startswith("models:/tiny/") for ref in registered)
+    for ref in registered:
+        name, version = ref.removeprefix("models:/").split("/")
+        linked = stack["mlflow"].call("model-versions/get", name=name, version=version)["model_version"]
+        tags = {t["key"]: t["value"] for t in linked["tags"]}
+        assert tags["polyreason.nightly.last_run"] in {r["info"]["run_id"] for r in runs}
+
+
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser_page():
+    import shutil
+
+    if shutil.which("chromium") is None and not __import__("os").path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it: apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.set_default_timeout(60_000)
+        yield page
+        browser.close()
+
+
+def flow_run_id(api_url: str, name: str) -> str:
+    """The id of the flow run the browser created (its name was typed into the form)."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    runs = []
+    with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+        for _ in range(60):
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+            if runs:
+                break
+            __import__("time").sleep(1)
+    assert len(runs) == 1, f"the browser's run {name!r} was not created"
+    return str(runs[0].id)
+
+
+def choose(page, profile: str) -> None:
+    """Open the profile drop-down of the Run form (it opens on the keyboard) and pick ``profile``."""
+    control = page.locator(".p-select-button").first.locator("button")
+    option = page.get_by_role("option", name=profile, exact=True)
+    for _ in range(5):
+        control.focus()
+        control.press("ArrowDown")
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except Exception:  # not open yet: the form was still rendering; press again
+            page.wait_for_timeout(1_000)
+    option.click()
+
+
+def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow_ui(stack, browser_page, shots):
+    page, prefect, mlflow_url = browser_page, stack["state"]["prefect_url"], stack["state"]["mlflow_url"]
+    page.goto(f"{prefect}/deployments", wait_until="networkidle")
+    page.get_by_role("link", name="recipe", exact=True).first.click()
+    page.wait_for_url("**/deployments/deployment/**")
+    page.get_by_role("button", name="Run", exact=True).wait_for()
+    shots(page, "1-prefect-deployment")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_role("button", name="Custom run").click()
+    page.wait_for_url("**/run?**")
+    page.get_by_role("button", name="Add item").wait_for()
+    page.locator("input").first.fill("started-in-the-browser")  # the Run Name field
+    choose(page, "tiny")
+    page.get_by_role("button", name="Add item").click()
+    page.locator("textarea").last.fill("evaluation.sampling.seed=1")  # the new item of the overrides list
+    shots(page, "2-prefect-run-form")
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(lambda url: "/deployments/deployment/" in url and "/run?" not in url)  # back on the deployment
+    page.goto(f"{prefect}/runs/flow-run/{flow_run_id(stack['api'], 'started-in-the-browser')}",
+              wait_until="domcontentloaded")
+    deadline = __import__("time").time() + 600
+    while "Completed" not in page.inner_text("body"):
+        assert "Failed" not in page.inner_text("body") and __import__("time").time() < deadline, page.inner_text("body")
+        page.wait_for_timeout(3000)
+        page.reload(wait_until="domcontentloaded")
+    shots(page, "3-prefect-flow-run-completed")
+
+    parent = stack["mlflow"].runs("tags.`polyreason.stage` = 'recipe' and params.`evaluation.sampling.seed` = '1'")[0]
+    page.goto(f"{mlflow_url}/#/experiments/{parent['info']['experiment_id']}/runs/{parent['info']['run_id']}",
+              wait_until="domcontentloaded")
+    page.get_by_text("evaluation/grpo/mgsm/fr/accuracy", exact=True).first.wait_for()
+    page.get_by_text("Registered models").wait_for()
+    assert page.get_by_role("link", name="tiny", exact=True).count() >= 1  # the registered model, linked
+    shots(page, "4-mlflow-parent-run")
+
+
+def test_compare_puts_a_recipe_and_a_registered_version_side_by_side(stack):
+    from tests.helpers.cockpit import cli_env
+
+    mlflow = stack["mlflow"]
+    parent = mlflow.runs("tags.`polyreason.stage` = 'recipe' and tags.`polyreason.profile` = 'tiny'")[-1]
+    env = cli_env(PREFECT_API_URL=stack["api"], MLFLOW_TRACKING_URI=stack["state"]["mlflow_url"])
+    done = polyreason("compare", parent["info"]["run_id"], "models:/tiny@candidate", "--baseline", "base",
+                      "--project-dir", str(stack["project"]), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert all(label in done.stdout for label in ("base", "sft", "grpo", "tiny-v")), done.stdout
+    comparison = mlflow.runs("tags.`polyreason.stage` = 'comparison'")[0]
+    assert comparison["tags"]["polyreason.baseline"] == "base"
+    assert "evaluation/grpo/mgsm/fr/accuracy_delta" in comparison["metrics"]
+    files = [f["path"] for f in mlflow.call("artifacts/list", run_id=comparison["info"]["run_id"],
+                                            path="comparison").get("files", [])]
+    assert any(path.endswith("mgsm_accuracy_vs_lcpr.png") for path in files)
