@@ -4,12 +4,16 @@ Styles (``PromptSettings.style``):
 
 - ``plain``: the question (and lettered options for multiple choice) alone.
 - ``instruction``: "prompt control" (AdaMame; PCS): a language-specific
-  instruction after the question asks to reason *in the query language* and
-  to put the final answer in ``\\boxed{}``.
-- ``prefix``: the instruction plus "prefix control": a query-language opener
-  ("Okay," / "D'accord," / "好的，") placed right after the think tag, so the
-  trace starts in the query language (the prefix-hacking of Qi et al., 2025,
-  "When Models Reason in Your Language").
+  instruction asks to reason *in the query language* and to put the final
+  answer in ``\\boxed{}``; ``PromptSettings.instruction`` places it after the
+  question (PCS's prompt control, Wang et al.) or before it with a blank line
+  between (AdaMame prepends it to every query, appendix A).
+- ``prefix``: "prefix control": a query-language opener ("Okay," /
+  "D'accord," / "好的，") placed right after the think tag, so the trace starts
+  in the query language (the prefix-hacking of Qi et al., 2025, "When Models
+  Reason in Your Language"); with the instruction as above, or alone
+  (``instruction: none``: PCS's prefix-control baseline prefills the opener and
+  adds no instruction).
 - ``few_shot``: MGSM native chain-of-thought exemplars (Shi et al., 2022;
   lm-eval's ``mgsm_native_cot``): ``Question: … / Step-by-Step Answer: …`` in the
   query language; languages without exemplars use the English ones.
@@ -83,12 +87,22 @@ def format_question(item: BenchmarkItem) -> str:
     return "\n".join([item.question, *lines])
 
 
-def user_text(item: BenchmarkItem, style: str) -> str:
-    """The user turn for zero-shot styles: question (+ instruction for instruction/prefix)."""
+def user_text(item: BenchmarkItem, style: str, instruction: str = "after") -> str:
+    """The user turn for zero-shot styles: the question, and for instruction/prefix the instruction
+    after it (``after``), before it with a blank line (``before``) or not at all (``none``).
+
+    >>> user_text(BenchmarkItem("1", "m", "en", "2+2?", "4"), "instruction", "before")
+    'Please reason step by step in English and put your final answer within \\\\boxed{}.\\n\\n2+2?'
+    """
     text = format_question(item)
-    if style in ("instruction", "prefix"):
-        text = f"{text}\n{_require(INSTRUCTIONS, item.lang, 'instruction')}"
-    return text
+    if style not in ("instruction", "prefix") or instruction == "none":
+        return text
+    line = _require(INSTRUCTIONS, item.lang, "instruction")
+    if instruction == "before":
+        return f"{line}\n\n{text}"
+    if instruction != "after":
+        raise ValueError(f"unknown instruction placement {instruction!r} (known: after, before, none)")
+    return f"{text}\n{line}"
 
 
 def add_prefix(prompt: str, lang: str, *, thinking: bool) -> str:
@@ -206,7 +220,7 @@ def chat_messages(item: BenchmarkItem, settings: PromptSettings,
                   exemplars: dict[str, list[tuple[str, str]]] | None) -> list[dict[str, str]]:
     """Chat turns: few-shot exemplars as earlier turns, then the question."""
     if settings.style != "few_shot":
-        return [{"role": "user", "content": user_text(item, settings.style)}]
+        return [{"role": "user", "content": user_text(item, settings.style, settings.instruction)}]
     shots, q_label, _ = few_shot_turns(item.lang, exemplars or {}, settings.num_shots)
     messages: list[dict[str, str]] = []
     for q, a in shots:
@@ -223,6 +237,32 @@ def render_chat(tokenizer: Any, messages: list[dict[str, str]], *, thinking: boo
                                          enable_thinking=thinking)
 
 
+def render_turns(turns: str | Sequence[dict[str, str]], lang: str, settings: PromptSettings, *,
+                 tokenizer: Any = None, chat: bool = False, thinking: bool = False) -> str:
+    """A user turn (text) or chat turns, ready for generation; the one renderer of every prompt.
+
+    Chat models get the tokenizer's chat template with the thinking switch, base
+    models the text and a blank line; style ``prefix`` then appends the opener.
+    Evaluation, the data stage and GRPO all render through here, so a GRPO
+    prompt is the prompt SFT trained on and evaluation samples with.
+
+    >>> render_turns("Combien ?", "fr", PromptSettings(style="prefix", instruction="none"))
+    "Combien ?\\n\\nD'accord,"
+    """
+    if chat:
+        if tokenizer is None:
+            raise ValueError("chat=True needs a tokenizer (for its chat template)")
+        messages = [{"role": "user", "content": turns}] if isinstance(turns, str) else [dict(m) for m in turns]
+        prompt = render_chat(tokenizer, messages, thinking=thinking)
+    elif isinstance(turns, str):
+        prompt = f"{turns}\n\n"
+    else:
+        raise ValueError("chat messages need a chat model (model.chat: true) to be rendered")
+    if settings.style == "prefix":
+        prompt = add_prefix(prompt, lang, thinking=thinking)
+    return prompt
+
+
 def build_prompts(items: Sequence[BenchmarkItem], settings: PromptSettings, *, tokenizer: Any = None,
                   chat: bool = False, thinking: bool = False) -> list[str]:
     """One prompt per item (see the module docstring for the styles)."""
@@ -235,13 +275,10 @@ def build_prompts(items: Sequence[BenchmarkItem], settings: PromptSettings, *, t
         exemplars = load_exemplars(settings.exemplars_path)
     prompts = []
     for item in items:
-        if chat:
-            prompt = render_chat(tokenizer, chat_messages(item, settings, exemplars), thinking=thinking)
-        elif exemplars is not None:
-            prompt = few_shot_text(item, exemplars, settings.num_shots)
-        else:
-            prompt = f"{user_text(item, settings.style)}\n\n"
-        if settings.style == "prefix":
-            prompt = add_prefix(prompt, item.lang, thinking=thinking)
-        prompts.append(prompt)
+        if exemplars is not None and not chat:
+            prompts.append(few_shot_text(item, exemplars, settings.num_shots))
+            continue
+        turns = chat_messages(item, settings, exemplars) if chat else user_text(item, settings.style,
+                                                                                settings.instruction)
+        prompts.append(render_turns(turns, item.lang, settings, tokenizer=tokenizer, chat=chat, thinking=thinking))
     return prompts

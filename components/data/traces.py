@@ -47,7 +47,7 @@ def user_prompts(rows: list[dict[str, Any]], prompt: "PromptSettings") -> list[s
     """The user turn per row: question + language-specific instruction (no chat template)."""
     from components.data.prompts import user_text
 
-    return [user_text(item, prompt.style) for item in to_items(rows)]
+    return [user_text(item, prompt.style, prompt.instruction) for item in to_items(rows)]
 
 
 def trace_reasons_format(text: str) -> list[str]:

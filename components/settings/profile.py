@@ -227,11 +227,15 @@ def audit_problems(profile: Profile) -> list[str]:
         return problems
     if audit.generations is None and profile.evaluation is None:
         problems.append("audit.generations: unset, and the profile has no evaluation section to generate from")
-    style = profile.evaluation.prompt.style if profile.evaluation is not None else None
+    prompt = profile.evaluation.prompt if profile.evaluation is not None else None
+    style = prompt.style if prompt is not None else None
     if audit.probe and audit.number_only_generations is None and style not in (None, *PROBE_STYLES):
         problems.append(f"audit.probe: the number-only probe rewrites the instruction of prompt styles "
                         f"{' or '.join(PROBE_STYLES)} (evaluation.prompt.style is {style!r}); set "
                         "audit.probe=false or audit.number_only_generations")
+    elif audit.probe and audit.number_only_generations is None and prompt is not None and prompt.instruction == "none":
+        problems.append("audit.probe: the number-only probe rewrites the instruction, and evaluation.prompt.instruction "
+                        "is none; set audit.probe=false or audit.number_only_generations")
     return problems + stress_table_problems(profile)
 
 

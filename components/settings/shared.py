@@ -109,12 +109,20 @@ class PromptSettings(StrictSettings):
     """How a question becomes a prompt (``components.data.prompts``).
 
     ``style``: ``plain`` (question only), ``instruction`` (language-specific
-    instruction, "prompt control"), ``prefix`` (instruction plus a query-language
-    opener after the think tag), ``few_shot`` (MGSM native exemplars, for base
-    models; ``num_shots`` of them from ``exemplars_path``).
+    instruction, "prompt control"), ``prefix`` (a query-language opener after the
+    think tag, "prefix control", with the instruction unless ``instruction`` is
+    ``none``), ``few_shot`` (MGSM native exemplars, for base models; ``num_shots``
+    of them from ``exemplars_path``).
+
+    ``instruction``: where the language instruction goes for styles
+    ``instruction``/``prefix``: ``after`` the question (PCS's prompt control),
+    ``before`` it, separated by a blank line (AdaMame prepends it, appendix A and
+    its released data), or ``none`` (style ``prefix`` only: PCS's prefix control
+    prefills the opener alone).
     """
 
     style: Literal["plain", "instruction", "prefix", "few_shot"] = "instruction"
+    instruction: Literal["after", "before", "none"] = "after"
     num_shots: int = Field(default=0, ge=0, le=8)
     exemplars_path: ProjectPath | None = None
 
@@ -124,6 +132,10 @@ class PromptSettings(StrictSettings):
             raise ValueError("style few_shot needs num_shots >= 1 and exemplars_path")
         if self.style != "few_shot" and (self.num_shots or self.exemplars_path):
             raise ValueError(f"num_shots/exemplars_path are read by style few_shot only (style is {self.style!r})")
+        if self.style in ("plain", "few_shot") and changed_fields(self, ("instruction",)):
+            raise ValueError(f"instruction is read by styles instruction and prefix only (style is {self.style!r})")
+        if self.instruction == "none" and self.style != "prefix":
+            raise ValueError("instruction none leaves style instruction without its instruction; use style plain")
         return self
 
 

@@ -1,11 +1,16 @@
 """The GRPO dataset as trl reads it: ``prompt``, ``gold``, ``lang``, ``id`` per row.
 
 The dataset (JSONL or parquet) holds ``gold`` and ``lang`` (or the section's
-``dataset_lang``) and either a ready ``prompt`` — a string as the
-rejection-sampling stage writes it, or chat messages — or a question (the
-section's ``question_column``) that ``components.data.prompts`` renders with the
-stage's prompt style and, for chat models, the tokenizer's chat template with
-the model's thinking switch. Column names and a row limit come from the section.
+``dataset_lang``) and a question (the section's ``question_column``) or a ready
+``prompt``: the user's turn as a string (what the data stage stores) or chat
+messages. Every row is rendered by ``components.data.prompts.render_turns``, the
+renderer evaluation and the data stage use: the question becomes the user's turn
+with the stage's prompt style and instruction placement, and chat models get the
+tokenizer's chat template with the model's thinking switch — the prompt SFT
+trained on. trl receives a rendered string, which it tokenizes as it is (it
+applies a chat template only to message lists, and then without our prefix
+control). A row with a question is built from it; a stored ``prompt`` is used
+only for rows without one. Column names and a row limit come from the section.
 """
 
 from __future__ import annotations
@@ -42,21 +47,33 @@ def dataset_rows(rows: list[dict], settings: GRPOStageSettings) -> list[dict]:
             raise ValueError(f"dataset row {index} has no 'lang' (set grpo.dataset_lang for a one-language file)")
         if row.get(settings.gold_column) is None:
             raise ValueError(f"dataset row {index} has no {settings.gold_column!r} (grpo.gold_column)")
+        prompt = row.get("prompt")
+        if row.get(settings.question_column) is None and prompt is None:
+            raise ValueError(f"dataset row {index} has neither {settings.question_column!r} (grpo.question_column) "
+                             "nor 'prompt'")
         out.append({"id": str(row.get("id", index)), "lang": str(lang), "gold": str(row[settings.gold_column]),
-                    "question": row.get(settings.question_column), "prompt": row.get("prompt")})
+                    "question": row.get(settings.question_column), "prompt": prompt})
     return out
 
 
-def training_rows(rows: list[dict], settings: GRPOStageSettings, model: ModelSettings, tokenizer: Any) -> list[dict]:
-    """Rows with the ``prompt`` trl reads: the given one, else the question rendered by ``components.data.prompts``."""
-    from components.data.prompts import build_prompts
+def training_rows(rows: list[dict], settings: GRPOStageSettings, model: ModelSettings, tokenizer: Any,
+                  keep: tuple[str, ...] = ()) -> list[dict]:
+    """Rows with the rendered ``prompt`` trl reads (see the module docstring), plus the ``keep`` columns.
+
+    ``keep`` names extra dataset columns a reward reads (trl hands every column to the rewards).
+    """
+    from components.data.prompts import render_turns, user_text
     from components.records import BenchmarkItem
 
-    rows = dataset_rows(rows, settings)
-    todo = [row for row in rows if row["prompt"] is None]
-    items = [BenchmarkItem(row["id"], "grpo", row["lang"], str(row["question"]), row["gold"]) for row in todo]
-    for row, prompt in zip(todo, build_prompts(items, settings.prompt, tokenizer=tokenizer, chat=model.chat,
-                                               thinking=model.thinking)):
-        row["prompt"] = prompt
-    return [{"prompt": r["prompt"] if isinstance(r["prompt"], str) else list(r["prompt"]), "gold": r["gold"],
-             "lang": r["lang"], "id": r["id"]} for r in rows]
+    out = []
+    for raw, row in zip(rows, dataset_rows(rows, settings)):
+        if row["question"] is not None:
+            item = BenchmarkItem(row["id"], "grpo", row["lang"], str(row["question"]), row["gold"])
+            turns = user_text(item, settings.prompt.style, settings.prompt.instruction)
+        else:
+            turns = row["prompt"] if isinstance(row["prompt"], str) else list(row["prompt"])
+        prompt = render_turns(turns, row["lang"], settings.prompt, tokenizer=tokenizer, chat=model.chat,
+                              thinking=model.thinking)
+        out.append({"prompt": prompt, "gold": row["gold"], "lang": row["lang"], "id": row["id"],
+                    **{column: raw.get(column) for column in keep}})
+    return out

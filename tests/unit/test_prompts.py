@@ -134,3 +134,33 @@ def test_chat_few_shot_becomes_earlier_turns(tokenizer, exemplars_path):
 def test_chat_needs_a_tokenizer():
     with pytest.raises(ValueError, match="needs a tokenizer"):
         build_prompts([FR], PromptSettings(), chat=True)
+
+
+# ---------------------------------------------------------------- instruction placement (AdaMame, PCS)
+
+INSTRUCTION_FR = "Veuillez raisonner étape par étape en français et mettez votre réponse finale dans \\boxed{}."
+
+
+@pytest.mark.parametrize("settings, expected", [
+    ({"style": "instruction"}, f"Combien ?\n{INSTRUCTION_FR}\n\n"),                         # PCS prompt control
+    ({"style": "instruction", "instruction": "before"}, f"{INSTRUCTION_FR}\n\nCombien ?\n\n"),  # AdaMame
+    ({"style": "prefix", "instruction": "before"}, f"{INSTRUCTION_FR}\n\nCombien ?\n\nD'accord,"),
+    ({"style": "prefix", "instruction": "none"}, "Combien ?\n\nD'accord,"),                # PCS prefix control
+])
+def test_instruction_placement(settings, expected):
+    assert build_prompts([FR], PromptSettings(**settings)) == [expected]
+
+
+def test_prefix_control_alone_prefills_the_opener_after_the_think_tag(tokenizer):
+    [prompt] = build_prompts([FR], PromptSettings(style="prefix", instruction="none"), tokenizer=tokenizer,
+                             chat=True, thinking=True)
+    assert prompt == "<|im_start|>user\nCombien ?<|im_end|>\n<|im_start|>assistant\n<think>\nD'accord,"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"style": "plain", "instruction": "before"}, "instruction is read by styles instruction and prefix only"),
+    ({"style": "instruction", "instruction": "none"}, "use style plain"),
+])
+def test_meaningless_placements_are_refused(settings, message):
+    with pytest.raises(ValueError, match=message):
+        PromptSettings(**settings)
