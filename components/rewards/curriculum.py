@@ -14,8 +14,13 @@ Documented choices (the paper is silent):
 
 * ``Pass@SLC(τ)`` counts, among the responses that pass the gate (format and no
   repetition) *and* are correct, those with ``SLC ≥ τ``; so it lies in [0, 1].
-  When no response was eligible in a window it is undefined (``None``) and τ
-  stays — an empty window carries no evidence that the curriculum is saturated.
+  When no response was eligible it is undefined (``None``) and τ stays — an
+  empty window carries no evidence that the curriculum is saturated.
+* Which rollouts a check counts (``window``): ``"batch"`` is the paper's rule —
+  a batch-level metric evaluated every k steps, so a check reads the last
+  generation batch only (the last ``record``); ``"pooled"`` counts every rollout
+  since the previous check (k steps of batches), a steadier estimate that rises
+  τ later when the policy is still improving within the window.
 * Counts are integers, so with several processes the window is summed across
   ranks (``reduce``, an all-reduce supplied by the trainer's accelerator) and
   every rank takes the same decision from the same totals.
@@ -41,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 Reduce = Callable[[Sequence[float]], Sequence[float]]
+WINDOWS = ("pooled", "batch")
 
 
 def cosine_phi(step: int, total_steps: int, floor: float = 0.1) -> float:
@@ -81,6 +87,7 @@ class TauCurriculum:
     maximum: float = 0.95
     interval: int = 40
     threshold: float = 0.9
+    window: str = "pooled"
     passed: int = 0
     eligible: int = 0
     last_check: int = 0
@@ -92,11 +99,22 @@ class TauCurriculum:
             raise ValueError(f"interval must be >= 1, got {self.interval}")
         if not 0.0 <= self.tau <= self.maximum <= 1.0:
             raise ValueError(f"need 0 <= tau ({self.tau}) <= maximum ({self.maximum}) <= 1")
+        if self.window not in WINDOWS:
+            raise ValueError(f"unknown window {self.window!r} (known: {', '.join(WINDOWS)})")
 
     def record(self, passed: int, eligible: int) -> None:
-        """Add one batch: ``eligible`` well-formed correct responses, ``passed`` of them with SLC ≥ τ."""
+        """One batch: ``eligible`` well-formed correct responses, ``passed`` of them with SLC ≥ τ.
+
+        ``pooled`` adds it to the window; ``batch`` keeps it alone (the last batch is what a check reads).
+
+        >>> c = TauCurriculum(window="batch")
+        >>> c.record(passed=1, eligible=4); c.record(passed=3, eligible=3); c.pass_at_slc()
+        1.0
+        """
         if not 0 <= passed <= eligible:
             raise ValueError(f"need 0 <= passed ({passed}) <= eligible ({eligible})")
+        if self.window == "batch":
+            self.passed = self.eligible = 0
         self.passed += int(passed)
         self.eligible += int(eligible)
 

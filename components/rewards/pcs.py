@@ -18,10 +18,12 @@ Gate ``C = r_fmt ∧ r_rep``; ``r_final`` = 1.1 if ``C ∧ acc ∧ SLC-pass``, 1
 ``C ∧ acc``, 0.1 if ``C ∧ ¬acc``, else 0 (``pcs_final_reward``).
 
 τ comes from a ``TauCurriculum`` owned by the reward (``self.curriculum``): every
-call adds its counts (eligible = ``C ∧ acc``; passed = eligible with SLC ≥ τ), and
-``components.training.callbacks.CurriculumCallback`` closes the window every
+call records its counts (eligible = ``C ∧ acc``; passed = eligible with SLC ≥ τ), and
+``components.training.callbacks.CurriculumCallback`` checks every
 ``tau_interval`` steps, saves the state in each checkpoint and restores it on
-resume. Logged with trl's ``log_metric``: ``reward/r_rep``, ``reward/r_fmt``,
+resume. ``tau_window``: ``batch`` (the paper: Pass@SLC is a batch-level metric
+evaluated at each check, so the check reads the last generation batch) or
+``pooled`` (every rollout since the previous check). Logged with trl's ``log_metric``: ``reward/r_rep``, ``reward/r_fmt``,
 ``reward/r_acc`` (also as ``reward/accuracy``), ``reward/r_slc``,
 ``curriculum/tau``, ``curriculum/pass_at_slc_batch`` and ``language/slc_mean``.
 
@@ -84,12 +86,12 @@ class PCSReward:
                  tau_step: float = 0.1, tau_max: float = 0.95, tau_interval: int = 40,
                  tau_pass_threshold: float = 0.9, repetition_max_period: int = 128,
                  repetition_min_repeats: int = 3, repetition_min_span: int = 24,
-                 languages: Sequence[str] = ()) -> None:
+                 tau_window: str = "pooled", languages: Sequence[str] = ()) -> None:
         self.__name__ = "pcs"
         self.accuracy = AccuracyReward(verifier=verifier)
         self.require_think = require_think
         self.curriculum = TauCurriculum(tau=tau_start, delta=tau_step, maximum=tau_max,
-                                        interval=tau_interval, threshold=tau_pass_threshold)
+                                        interval=tau_interval, threshold=tau_pass_threshold, window=tau_window)
         self.repetition = {"max_period": repetition_max_period, "min_repeats": repetition_min_repeats,
                            "min_span": repetition_min_span}
         self.languages = tuple(languages)

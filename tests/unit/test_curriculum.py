@@ -112,3 +112,19 @@ def test_curriculum_file_roundtrip(tmp_path):
     c = TauCurriculum(tau=0.4, interval=7)
     c.save(tmp_path / "c.json")
     assert TauCurriculum.load(tmp_path / "c.json") == c
+
+
+def test_batch_window_reads_the_last_batch_and_pooled_every_batch_since_the_check():
+    # three batches before a check at step 3: 0/4, 0/4, then 4/4 in the last one
+    outcomes = {}
+    for window in ("pooled", "batch"):
+        c = TauCurriculum(interval=3, window=window)
+        for passed, eligible in ((0, 4), (0, 4), (4, 4)):
+            c.record(passed=passed, eligible=eligible)
+        outcomes[window] = (c.maybe_update(3), c.tau)
+    assert outcomes == {"pooled": (4 / 12, 0.1), "batch": (1.0, 0.2)}  # the paper's rule rises here
+
+
+def test_unknown_window_is_refused():
+    with pytest.raises(ValueError, match="unknown window 'steps'"):
+        TauCurriculum(window="steps")

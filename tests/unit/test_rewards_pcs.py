@@ -93,3 +93,10 @@ def test_slc_threshold_follows_tau():
 def test_think_block_optional_for_non_thinking_models():
     reward = PCSReward(require_think=False)
     assert reward(["q"], [f"{FR_TRACE} \\boxed{{13}}"], gold=["13"], lang=["fr"]) == [1.1]
+
+
+def test_pass_at_slc_window_is_a_reward_parameter():
+    from components.rewards import build_reward
+
+    assert build_reward("pcs", {"tau_window": "batch"}).curriculum.window == "batch"
+    assert build_reward("pcs").curriculum.window == "pooled"
