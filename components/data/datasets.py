@@ -155,7 +155,8 @@ def build_traces(settings: "TraceSettings", languages: list[str], translations_p
     texts = generate_traces(rows, prompts, build_generator(settings.model, cache_dir), settings.sampling) if rows else []
     words = load_english_words(settings.words_path) if settings.words_path else None
     kept, rejected = filter_traces(rows, texts, _detector(languages), get_verifier(settings.verifier),
-                                   rule=settings.lcpr_rule, words=words)
+                                   rule=settings.lcpr_rule, words=words, language_filter=settings.language_filter,
+                                   min_slc=settings.min_slc)
     sft_rows = cap_per_language(kept, settings.per_language, settings.seed)
     write_table(sft_rows, out_dir / "sft.parquet", "sft")
     write_table(rejected, out_dir / "traces_rejected.parquet", "traces_rejected")
@@ -176,7 +177,8 @@ def build_traces_from_file(settings: "TraceSettings", languages: list[str], out_
         row["prompt"] = user
     words = load_english_words(settings.words_path) if settings.words_path else None
     kept, rejected = filter_traces(rows, texts, _detector(languages), get_verifier(settings.verifier),
-                                   rule=settings.lcpr_rule, words=words)
+                                   rule=settings.lcpr_rule, words=words, language_filter=settings.language_filter,
+                                   min_slc=settings.min_slc)
     sft_rows = cap_per_language(kept, settings.per_language, settings.seed)
     write_table(sft_rows, out_dir / "sft.parquet", "sft")
     write_table(rejected, out_dir / "traces_rejected.parquet", "traces_rejected")

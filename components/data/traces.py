@@ -6,9 +6,12 @@ temperature 1.0. A (query, trace, output) triplet is kept only if
 
 * ``format``: the completion has a closed ``<think>…</think>`` block with a
   non-empty trace and a ``\\boxed{}`` answer after it;
-* ``language``: the trace is in the query language by both LCPR rules of
-  ``components.metrics.lcpr`` (line level and word level, rule ``adamame`` or
-  ``lcb``; a trace with nothing to judge fails);
+* ``language``: by ``language_filter``: ``lcpr`` (AdaMame) — the trace is in
+  the query language by both LCPR levels of ``components.metrics.lcpr`` (line
+  level and word level, rule ``adamame`` or ``lcb``; a trace with nothing to
+  judge fails); ``slc`` — its step-level language consistency
+  (``components.metrics.slc``) is at least ``min_slc``, so code-switched traces
+  stay (PCS's cold start); ``none`` — no language check;
 * ``incorrect``: the answer after the think block is correct under the named
   verifier (``trusted`` by default).
 
@@ -68,21 +71,39 @@ def trace_reasons(
     *,
     rule: str = "adamame",
     words: frozenset[str] | None = None,
+    language_filter: str = "lcpr",
+    min_slc: float | None = None,
 ) -> list[str]:
     """Every reason to reject one teacher completion (empty list: keep it)."""
-    from components.metrics.lcpr import line_pass, word_pass
     from components.verification import split_think
 
     reasons = trace_reasons_format(text)
     split = split_think(text)
     trace = split.trace if split.has_think else text
-    line_ok = line_pass(trace, lang, detector, rule, words)
-    word_ok = word_pass(trace, lang, detector, rule, words)
-    if line_ok is not True or word_ok is False:  # None: nothing to judge (no letters) or not applicable
+    if not language_passes(trace, lang, detector, language_filter, min_slc=min_slc, rule=rule, words=words):
         reasons.append("language")
     if not verifier(split.response if split.has_think else text, gold, lang).correct:
         reasons.append("incorrect")
     return reasons
+
+
+def language_passes(trace: str, lang: str, detector: "Detector", language_filter: str, *,
+                    min_slc: float | None = None, rule: str = "adamame",
+                    words: frozenset[str] | None = None) -> bool:
+    """Whether a trace passes the language filter (``lcpr``, ``slc`` with ``min_slc``, or ``none``)."""
+    if language_filter == "none":
+        return True
+    if language_filter == "slc":
+        from components.metrics.slc import slc
+
+        value = slc(trace, lang, detector)
+        return value is not None and value >= (min_slc or 0.0)
+    if language_filter != "lcpr":
+        raise ValueError(f"unknown language filter {language_filter!r} (known: lcpr, slc, none)")
+    from components.metrics.lcpr import line_pass, word_pass
+
+    line_ok = line_pass(trace, lang, detector, rule, words)
+    return line_ok is True and word_pass(trace, lang, detector, rule, words) is not False  # None: not applicable
 
 
 def canonical_completion(text: str) -> str:
@@ -101,11 +122,14 @@ def filter_traces(
     *,
     rule: str = "adamame",
     words: frozenset[str] | None = None,
+    language_filter: str = "lcpr",
+    min_slc: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Split (row, completion) pairs into kept SFT rows and rejected rows (``reasons``)."""
     kept, rejected = [], []
     for row, text in zip(rows, completions):
-        reasons = trace_reasons(text, row["lang"], str(row["gold"]), detector, verifier, rule=rule, words=words)
+        reasons = trace_reasons(text, row["lang"], str(row["gold"]), detector, verifier, rule=rule, words=words,
+                                language_filter=language_filter, min_slc=min_slc)
         if reasons:
             rejected.append({**row, "completion": text, "reasons": ",".join(reasons), "reason": reasons[0]})
         else:

@@ -91,6 +91,11 @@ class TraceSettings(StrictSettings):
     of rows ``id, lang, question, gold, completion``, or MGSM's ``exemplars.json``
     (its step-by-step answers exist in every MGSM language). Such a stage reads no
     source and translates nothing; the filter still applies.
+    ``language_filter``: ``lcpr`` keeps a trace only when both LCPR levels pass
+    (AdaMame: entirely in the query language), ``slc`` when its step-level
+    language consistency is at least ``min_slc`` (a cold start that keeps
+    code-switched traces, as PCS's curriculum assumes: it starts from low SLC),
+    ``none`` keeps every language.
     """
 
     from_file: ProjectPath | None = None
@@ -102,6 +107,8 @@ class TraceSettings(StrictSettings):
     verifier: VerifierName = "trusted"
     lcpr_rule: LcprRuleName = "adamame"
     words_path: ProjectPath | None = None
+    language_filter: Literal["lcpr", "slc", "none"] = "lcpr"
+    min_slc: float | None = Field(default=None, ge=0, le=1)
     per_language: int | None = Field(default=None, ge=1)
     seed: int = 0
 
@@ -109,6 +116,9 @@ class TraceSettings(StrictSettings):
     def _teacher_or_file(self) -> "TraceSettings":
         if self.from_file and changed_fields(self, ("model", "sampling")):
             raise ValueError("model/sampling: traces read from_file are not generated; remove them")
+        if (self.language_filter == "slc") != (self.min_slc is not None):
+            raise ValueError("min_slc is given exactly when language_filter is slc "
+                             f"(language_filter={self.language_filter!r}, min_slc={self.min_slc})")
         return self
 
 

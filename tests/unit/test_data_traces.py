@@ -58,3 +58,32 @@ def test_cap_per_language_is_seeded():
     capped = cap_per_language(rows, 4, seed=1)
     assert sum(r["lang"] == "fr" for r in capped) == 4 and sum(r["lang"] == "ja" for r in capped) == 3
     assert capped == cap_per_language(rows, 4, seed=1) and cap_per_language(rows, None, 0) == rows
+
+
+MIXED = ("<think>\nJulia a joué avec 18 enfants le lundi et 10 enfants le mardi.\n"
+         "So the difference between the two days is 18 - 10 = 8 kids.\n"
+         "Donc elle a joué avec huit enfants de plus le lundi.\n</think>\n\nLa réponse est \\boxed{8}.")
+
+
+@pytest.mark.parametrize(("text", "language_filter", "min_slc", "reasons"), [
+    (MIXED, "lcpr", None, ["language"]),        # AdaMame: entirely in the query language
+    (MIXED, "slc", 0.6, []),                    # 2 of 3 steps in French: a code-switched cold-start trace stays
+    (MIXED, "slc", 0.7, ["language"]),
+    (EN_TRACE, "slc", 0.1, ["language"]),       # no French step at all
+    (EN_TRACE, "none", None, []),
+    (FR_WRONG, "none", None, ["incorrect"]),    # the other checks still apply
+])
+def test_language_filter_keeps_code_switched_traces_when_asked(detector, text, language_filter, min_slc, reasons):
+    found = trace_reasons(text, "fr", "8", detector, get_verifier("trusted"), language_filter=language_filter,
+                          min_slc=min_slc)
+    assert found == reasons
+
+
+def test_min_slc_goes_with_the_slc_filter():
+    from components.settings import TraceSettings
+
+    with pytest.raises(ValueError, match="min_slc is given exactly when language_filter is slc"):
+        TraceSettings(language_filter="slc")
+    with pytest.raises(ValueError, match="min_slc is given exactly when"):
+        TraceSettings(min_slc=0.5)
+    assert TraceSettings(language_filter="slc", min_slc=0.1).min_slc == 0.1
