@@ -35,8 +35,8 @@ def evaluate_benchmark(run: RunRef, benchmark, section: EvaluationSettings, mode
     cache_dir = str(project / ".cache")
     loaded = load_benchmark_task(benchmark)
     prompts = build_prompts_task(loaded["items"], section.prompt, model)
-    state = generate_task(loaded["items"], prompts["prompts"], model, section.sampling, str(project), cache_dir,
-                          prompts["stop"], return_state=True)
+    state = generate_task(loaded["items"], prompts["prompts"], model, section.sampling_for(benchmark), str(project),
+                          cache_dir, prompts["stop"], return_state=True)
     generations = state.result()
     scoring = score_task(generations, section.scoring, str(project), return_state=True)
     scores = scoring.result()

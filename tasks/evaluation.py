@@ -32,7 +32,7 @@ def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
 
     result = load_benchmark(
         benchmark.name, data_dir=benchmark.data_dir, languages=benchmark.languages, limit=benchmark.limit,
-        selection=benchmark.selection, sample_seed=benchmark.sample_seed,
+        selection=benchmark.selection, sample_seed=benchmark.sample_seed, hub_languages=benchmark.hub_languages,
     )
     return {"items": [item.to_dict() for item in result.items], "errors": list(result.errors)}
 

@@ -14,6 +14,10 @@ Benchmarks (each offline copy carries a PROVENANCE.md that says where it came fr
   ``answer`` (letter), ``answer_index``, ``category``, ``src``; only ``category == "math"``.
   Local copies: ``<lang>.parquet|.jsonl`` or ``<lang>/*.parquet|*.jsonl``.
 
+Without ``data_dir`` a benchmark is read from its Hugging Face hub copy
+(``components.data.loaders_hub``); ``hub_languages`` reads only those languages
+from the hub and the rest from ``data_dir``.
+
 Ids are ``<benchmark>-<row index>`` (MMATH: ``gid``; MMLU-ProX: ``question_id``), so
 the same problem shares its id across languages. A malformed row goes to
 ``LoadResult.errors`` as ``FILE:LINE: field F: problem`` and is skipped.
@@ -198,26 +202,32 @@ class _Spec:
     tsv: bool = False
 
 
-def _load(spec: _Spec, data_dir: str | None, languages: list[str], limit: int | None,
-          selection: Selection, sample_seed: int) -> LoadResult:
-    if data_dir is not None:
-        if not Path(data_dir).is_dir():
-            raise ValueError(f"{spec.name}: data_dir {data_dir} is not a directory")
-        files = spec.files(Path(data_dir))
-        available = sorted(files)
-        where = str(data_dir)
-    else:
-        files, available, where = {}, sorted(loaders_hub.hub_languages(spec.name)), "the Hugging Face hub"
-    wanted = list(languages) or available
+def _check_available(spec: _Spec, wanted: list[str], available: list[str], where: str) -> None:
     unknown = [lang for lang in wanted if lang not in available]
     if unknown:
         raise ValueError(
             f"{spec.name}: unknown language(s) {', '.join(unknown)} in {where}; "
             f"available: {', '.join(available) or 'none'}"
         )
+
+
+def _load(spec: _Spec, data_dir: str | None, languages: list[str], limit: int | None,
+          selection: Selection, sample_seed: int, hub_languages: list[str]) -> LoadResult:
+    if data_dir is not None:
+        if not Path(data_dir).is_dir():
+            raise ValueError(f"{spec.name}: data_dir {data_dir} is not a directory")
+        files = spec.files(Path(data_dir))
+        local = [lang for lang in languages or sorted(files) if lang not in hub_languages]
+        _check_available(spec, local, sorted(files), str(data_dir))
+        from_hub = [lang for lang in languages if lang in hub_languages]
+    else:
+        files, local = {}, []
+        from_hub = list(languages) or sorted(loaders_hub.hub_languages(spec.name))
+    if from_hub:
+        _check_available(spec, from_hub, sorted(loaders_hub.hub_languages(spec.name)), "the Hugging Face hub")
     result = LoadResult()
-    for lang in wanted:
-        rows = (r for path in files[lang] for r in _read_file(path, spec.tsv)) if data_dir is not None \
+    for lang in languages or [*local, *from_hub]:
+        rows = (r for path in files[lang] for r in _read_file(path, spec.tsv)) if lang in local \
             else loaders_hub.read_hub(spec.name, lang)
         items = _parse_rows(spec, lang, rows, result.errors)
         result.items.extend(select(items, limit=limit, selection=selection, sample_seed=sample_seed))
@@ -273,8 +283,9 @@ def select(items: list[BenchmarkItem], *, limit: int | None, selection: Selectio
 
 def _loader(spec: _Spec) -> Callable[..., LoadResult]:
     def load(*, data_dir: str | None = None, languages: list[str] | None = None, limit: int | None = None,
-             selection: Selection = "first", sample_seed: int = 0) -> LoadResult:
-        return _load(spec, data_dir, list(languages or []), limit, selection, sample_seed)
+             selection: Selection = "first", sample_seed: int = 0,
+             hub_languages: list[str] | None = None) -> LoadResult:
+        return _load(spec, data_dir, list(languages or []), limit, selection, sample_seed, list(hub_languages or []))
 
     load.__name__ = f"load_{spec.name}"
     load.__doc__ = f"Load {spec.name}; see the module docstring for its format."
@@ -297,9 +308,14 @@ BENCHMARKS: dict[str, Callable[..., LoadResult]] = {
 
 
 def load_benchmark(name: str, *, data_dir: str | None, languages: list[str], limit: int | None,
-                   selection: Selection = "first", sample_seed: int = 0) -> LoadResult:
-    """Load benchmark ``name`` (a ``BENCHMARKS`` key); ValueError names the known ones."""
+                   selection: Selection = "first", sample_seed: int = 0,
+                   hub_languages: list[str] | None = None) -> LoadResult:
+    """Load benchmark ``name`` (a ``BENCHMARKS`` key); ValueError names the known ones.
+
+    ``hub_languages``: languages read from the hub copy although ``data_dir`` is given
+    (the offline copy lacks them).
+    """
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r} (known: {', '.join(sorted(BENCHMARKS))})")
     return BENCHMARKS[name](data_dir=data_dir, languages=languages, limit=limit,
-                            selection=selection, sample_seed=sample_seed)
+                            selection=selection, sample_seed=sample_seed, hub_languages=hub_languages)

@@ -12,7 +12,15 @@ the same shape as the offline files and go through the same row parsers.
 - MMATH: ``RUC-AIBOX/MMATH``, the per-language JSON files of the RUCAIBox/MMATH
   layout (``mmath/<lang>.json``) read through ``data_files``.
 - MMLU-ProX: ``li-lab/MMLU-ProX``, config = language, split ``test``.
-- MGSM-Rev2 has no hub copy known to this module: give ``data_dir``.
+- MGSM-Rev2: ``lightonai/mgsm-rev2`` (the 11 MGSM languages, config = language,
+  split ``test``, gold ``answer_number``: the copy lighteval's ``mgsm-rev2`` task
+  reads). MGSM-Rev2 has no Korean; AdaMame reports Korean MGSM-Rev2 numbers from
+  an unpublished translation, so ``ko`` reads ``freewheelin/mgsm_ko`` (a Korean
+  translation of the original MGSM, same fields): a stand-in, not the paper's
+  test set.
+
+A language can come from another repository than the rest (``HubSource.elsewhere``:
+language -> repository read with its default config).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ class HubSource:
     split: str = "test"
     data_files: str | None = None  # a pattern with {lang}; else the language is the config name
     rename: tuple[tuple[str, str], ...] = ()  # (hub field, record field)
+    elsewhere: tuple[tuple[str, str], ...] = ()  # (language, repository with that language alone)
 
 
 HUB_SOURCES: dict[str, HubSource] = {
@@ -37,6 +46,12 @@ HUB_SOURCES: dict[str, HubSource] = {
         "juletxara/mgsm",
         ("en", "es", "fr", "de", "ru", "zh", "ja", "th", "sw", "bn", "te"),
         rename=(("answer_number", "answer"),),
+    ),
+    "mgsm_rev2": HubSource(
+        "lightonai/mgsm-rev2",
+        ("en", "es", "fr", "de", "ru", "zh", "ja", "th", "sw", "bn", "te", "ko"),
+        rename=(("answer_number", "answer"),),
+        elsewhere=(("ko", "freewheelin/mgsm_ko"),),
     ),
     "msvamp": HubSource("Mathoctopus/MSVAMP", ("en", "es", "fr", "de", "ru", "zh", "ja", "th", "sw", "bn")),
     "mmath": HubSource(
@@ -64,6 +79,12 @@ def read_hub(benchmark: str, lang: str) -> Iterator[tuple[str, Record | RowError
     from datasets import load_dataset
 
     source = _source(benchmark)
+    repository = dict(source.elsewhere).get(lang)
+    if repository is not None:
+        dataset = load_dataset(repository, split=source.split)
+        for number, row in enumerate(dataset, start=1):
+            yield f"hf://{repository}/{source.split}:{number}", _rename(dict(row), source.rename)
+        return
     if source.data_files is not None:
         files = {source.split: source.data_files.format(lang=lang)}
         dataset = load_dataset(source.repo, data_files=files, split=source.split)

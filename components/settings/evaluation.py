@@ -3,7 +3,8 @@
 Cross-field rules checked here, so every entry point (the CLI, a deployment, a
 flow parameter edited in the Prefect UI) refuses the same profiles:
 
-* ``pass@k`` needs at least ``k`` samples per problem: ``max(pass_k) <= sampling.n``;
+* ``pass@k`` needs at least ``k`` samples per problem: ``max(pass_k)`` is at most
+  ``sampling.n`` and every benchmark's own ``samples``;
 * a benchmark appears once (list its languages in one entry): two entries of one
   benchmark would share its metric names and artifacts;
 * the ``lcb`` LCPR rule needs its English word list (``words_path``).
@@ -20,14 +21,32 @@ from components.settings.shared import ModelSettings, PromptSettings, SamplingSe
 
 
 class BenchmarkSettings(StrictSettings):
-    """One benchmark: registry name, optional local directory, languages, limit per language."""
+    """One benchmark: registry name, optional local directory, languages, limit per language.
+
+    Without ``data_dir`` the benchmark is read from the Hugging Face hub;
+    ``hub_languages`` reads only those languages from the hub and the others from
+    ``data_dir`` (for a language the offline copy lacks). ``samples``: samples per
+    problem for this benchmark (``None``: the section's ``sampling.n``), for
+    protocols that report avg@4 on one benchmark and avg@1 on another (PCS).
+    """
 
     name: BenchmarkName
     data_dir: ProjectPath | None = None
+    hub_languages: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1)
     selection: Literal["first", "sample"] = "first"
     sample_seed: int = 0
+    samples: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _hub_languages(self) -> "BenchmarkSettings":
+        if self.hub_languages and self.data_dir is None:
+            raise ValueError("hub_languages: without data_dir every language is read from the hub; drop it")
+        missing = [lang for lang in self.hub_languages if lang not in self.languages]
+        if missing:
+            raise ValueError(f"hub_languages {missing} must also be listed in languages")
+        return self
 
 
 class ScoringSettings(StrictSettings):
@@ -66,12 +85,20 @@ class EvaluationSettings(StrictSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> "EvaluationSettings":
-        if max(self.scoring.pass_k) > self.sampling.n:
-            raise ValueError(f"scoring.pass_k asks for pass@{max(self.scoring.pass_k)} but sampling.n is "
-                             f"{self.sampling.n}: pass@k needs at least k samples per problem")
+        fewest = min([self.sampling.n, *(b.samples for b in self.benchmarks if b.samples is not None)])
+        if max(self.scoring.pass_k) > fewest:
+            raise ValueError(f"scoring.pass_k asks for pass@{max(self.scoring.pass_k)} but a benchmark gets "
+                             f"{fewest} sample(s) (sampling.n or its samples): pass@k needs at least k samples "
+                             "per problem")
         names = [bench.name for bench in self.benchmarks]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise ValueError(f"benchmarks: {', '.join(repeated)} listed more than once; list all its languages "
                              "in one entry (two entries would share one benchmark's metric names and artifacts)")
         return self
+
+    def sampling_for(self, benchmark: BenchmarkSettings) -> SamplingSettings:
+        """The section's sampling with the benchmark's own sample count, when it has one."""
+        if benchmark.samples is None or benchmark.samples == self.sampling.n:
+            return self.sampling
+        return self.sampling.model_copy(update={"n": benchmark.samples})

@@ -180,8 +180,10 @@ def consume_prompts(c):
 def consume_benchmark(c):
     from tasks.evaluation import load_benchmark_task
 
-    load_benchmark_task.fn(BenchmarkSettings(name="mgsm", data_dir=str(c.data / "mgsm"), languages=["fr"], limit=2,
-                                             selection="sample", sample_seed=3))
+    benchmark = BenchmarkSettings(name="mgsm", data_dir=str(c.data / "mgsm"), languages=["fr"], limit=2,
+                                  selection="sample", sample_seed=3, samples=2)
+    load_benchmark_task.fn(benchmark)
+    EvaluationSettings(benchmarks=[benchmark]).sampling_for(benchmark)
 
 
 def consume_scoring(c):

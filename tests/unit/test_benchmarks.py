@@ -24,7 +24,7 @@ def load(name, data_dir, languages=(), limit=None, selection="first", seed=0) ->
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))
 def test_every_loader_takes_the_same_explicit_keywords(name):
     params = inspect.signature(BENCHMARKS[name]).parameters
-    assert list(params) == ["data_dir", "languages", "limit", "selection", "sample_seed"]
+    assert list(params) == ["data_dir", "languages", "limit", "selection", "sample_seed", "hub_languages"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
 
 
@@ -201,9 +201,45 @@ def test_without_data_dir_the_hub_dataset_is_read(monkeypatch):
     assert [(i.id, i.lang, i.gold) for i in result.items] == [("mgsm-0", "de", "1200")]
 
 
-def test_mgsm_rev2_without_data_dir_asks_for_one():
-    with pytest.raises(ValueError, match="mgsm_rev2: no Hugging Face hub copy is known; set data_dir"):
-        load("mgsm_rev2", None, ["en"])
+def stub_hub(monkeypatch) -> list:
+    calls = []
+
+    def fake_load_dataset(repo, config=None, split=None, data_files=None):
+        calls.append((repo, config, split))
+        return [{"question": f"{repo} {config}", "answer": None, "answer_number": 7, "equation_solution": None}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=fake_load_dataset))
+    return calls
+
+
+def test_hub_languages_come_from_the_hub_and_the_rest_from_data_dir(monkeypatch, shared_data):
+    calls = stub_hub(monkeypatch)
+    result = load_benchmark("mgsm_rev2", data_dir=str(shared_data / "mgsm_rev2"), languages=["fr", "ko"], limit=2,
+                            hub_languages=["ko"])
+    assert calls == [("freewheelin/mgsm_ko", None, "test")]  # Korean: not in MGSM-Rev2, a stand-in repository
+    assert [(i.lang, i.gold) for i in result.items] == [("fr", "18"), ("fr", "3"), ("ko", "7")]
+    assert result.items[0].question == load("mgsm_rev2", shared_data / "mgsm_rev2", ["fr"], limit=1).items[0].question
+
+
+def test_mgsm_rev2_without_data_dir_reads_its_hub_copy(monkeypatch):
+    calls = stub_hub(monkeypatch)
+    load("mgsm_rev2", None, ["en"])
+    assert calls == [("lightonai/mgsm-rev2", "en", "test")]
+
+
+def test_a_hub_language_the_hub_lacks_is_refused(shared_data):
+    with pytest.raises(ValueError, match=r"msvamp: unknown language\(s\) ko in the Hugging Face hub"):
+        load_benchmark("msvamp", data_dir=str(shared_data / "msvamp"), languages=["fr", "ko"], limit=1,
+                       hub_languages=["ko"])
+
+
+def test_hub_languages_settings_rules():
+    from components.settings import BenchmarkSettings
+
+    with pytest.raises(ValueError, match="without data_dir every language is read from the hub"):
+        BenchmarkSettings(name="mgsm_rev2", languages=["ko"], hub_languages=["ko"])
+    with pytest.raises(ValueError, match="must also be listed in languages"):
+        BenchmarkSettings(name="mgsm_rev2", data_dir="d", languages=["fr"], hub_languages=["ko"])
 
 
 @pytest.mark.parametrize("text, gold", [("18", "18"), ("2,125", "2125"), ("8.0", "8"), (" 2.50 ", "2.50"), ("-3", "-3")])

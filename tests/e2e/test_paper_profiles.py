@@ -1,0 +1,86 @@
+"""End-to-end: the CPU twins of the paper evaluation profiles run on the tiny model, so they cannot rot.
+
+Each shipped twin (``profiles/cpu-*-evaluation.yaml``) is loaded as it is — every
+protocol switch kept — with the tiny from-config model (Qwen3-style chat template)
+in place of Gemma and its data paths resolved from the repository. AdaMame's and
+PCS's twins run the evaluation flow, the verifier-bias twin the audit flow (which
+generates first). Real Prefect server, MLflow in the project; random weights:
+the tests assert that the protocol reaches the prompts, the sample counts and
+the logged metric names, never the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def twin(name: str, model_dir: Path, project: Path) -> dict:
+    data = yaml.safe_load((REPO / "profiles" / f"cpu-{name}-evaluation.yaml").read_text(encoding="utf-8"))
+    data["project_dir"] = str(project)
+    data["evaluation"]["model"]["model"] = str(model_dir)
+    for benchmark in data["evaluation"]["benchmarks"]:
+        benchmark["data_dir"] = str((REPO / benchmark["data_dir"]).resolve())  # profiles run from the repository
+    return data
+
+
+def rows_of(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def metrics_of(project: Path, run_id: str) -> dict[str, float]:
+    from mlflow import MlflowClient
+
+    return MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}").get_run(run_id).data.metrics
+
+
+def check_adamame(summary: dict, metrics: dict) -> None:
+    rows = rows_of(summary["benchmarks"]["mgsm_rev2"]["generations"])
+    assert len(rows) == 3 * 2 * 2  # languages x problems x samples
+    first = rows[0]["prompt"]
+    assert first.startswith("<|im_start|>user\nVeuillez raisonner")  # the instruction comes first (prepended)
+    assert first.endswith("<|im_start|>assistant\n")                  # thinking on: the turn is left open
+    for key in ("pass_at_2", "pass_at_1", "avg_at_2", "lcpr", "ttc"):
+        assert f"evaluation/mgsm_rev2/fr/{key}" in metrics and f"evaluation/msvamp/en/{key}" in metrics, key
+
+
+def check_pcs(summary: dict, metrics: dict) -> None:
+    mmath = rows_of(summary["benchmarks"]["mmath"]["generations"])
+    mmlu = rows_of(summary["benchmarks"]["mmlu_prox_math"]["generations"])
+    assert len(mmath) == 2 * 2 * 2 and len(mmlu) == 2 * 2 * 1  # avg@2 on MMATH, one sample on MMLU-ProX
+    assert "\nA. 74\nB. 84" in mmlu[0]["prompt"] and mmlu[0]["gold"] == "B"
+    assert mmath[0]["prompt"].split("<|im_end|>")[0].endswith("\\boxed{}.")  # prompt control: after
+    for lang in ("fr", "ja"):
+        assert f"evaluation/mmath/{lang}/avg_at_2" in metrics and f"evaluation/mmath/{lang}/slc_and_acc" in metrics
+        assert f"evaluation/mmath/{lang}/accuracy_micro" in metrics  # macro over subsets, pooled beside it
+        assert f"evaluation/mmlu_prox_math/{lang}/avg_at_1" in metrics
+
+
+def check_verifier_bias(summary: dict, metrics: dict) -> None:
+    assert len(rows_of(summary["generations"])) == 3 * 2 * 2
+    for lang in ("en", "ja", "zh"):
+        assert f"audit/trusted/{lang}/accuracy" in metrics and f"audit/exact/{lang}/err" in metrics
+        assert f"audit/stress/exact/{lang}/accept_correct" in metrics
+    assert "audit/exact/vlb_err" in metrics and "audit/guard/status" in metrics
+    assert "audit/probe/accuracy_gap_number_only" in metrics
+
+
+CHECKS = {"adamame": check_adamame, "pcs": check_pcs, "verifier-bias": check_verifier_bias}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_cpu_twin_runs_on_the_tiny_model(name, tiny_model_dir, shared_data, tmp_path, prefect_server):
+    from components.config import load_profile_dict
+    from flows.audit import run_audit
+    from flows.evaluation import evaluation_flow
+
+    profile = load_profile_dict(twin(name, tiny_model_dir, tmp_path))
+    summary = run_audit(profile) if profile.audit is not None else evaluation_flow(profile)
+    CHECKS[name](summary, metrics_of(tmp_path, summary["run_id"]))
