@@ -35,8 +35,24 @@ def grpo_inputs_task(section: GRPOStageSettings, model: ModelRef, dataset: str) 
     starts, not what is trained, so editing it never re-trains.
     """
     trained = section.model_copy(update={"audit": RewardAuditSettings()})
-    job = TrainingJob(stage="grpo", grpo=trained, model=model.model.model, adapter=model.model.adapter, dataset=dataset)
-    return {"job": job, "audit": section.audit, "fingerprints": [model.fingerprint, file_fingerprint(dataset)]}
+    validation = validation_dataset(section, dataset)
+    job = TrainingJob(stage="grpo", grpo=trained, model=model.model.model, adapter=model.model.adapter, dataset=dataset,
+                      validation_dataset=validation)
+    fingerprints = [model.fingerprint, file_fingerprint(dataset)]
+    if validation is not None:
+        fingerprints.append(file_fingerprint(validation))
+    return {"job": job, "audit": section.audit, "fingerprints": fingerprints}
+
+
+def validation_dataset(section: GRPOStageSettings, dataset: str) -> str | None:
+    """The held-out set of the validation curves: the configured file, else ``rl_validation.parquet`` beside
+    the training set (the data stage writes both); ``None`` when validation is off."""
+    if not section.validation.enabled:
+        return None
+    found = section.validation.dataset or str(Path(dataset).with_name("rl_validation.parquet"))
+    if not Path(found).is_file():
+        raise FileNotFoundError(f"grpo.validation: no validation set at {found}; set grpo.validation.dataset")
+    return found
 
 
 def _with_audit(inputs: dict) -> TrainingJob:

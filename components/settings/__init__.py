@@ -15,14 +15,14 @@ from components.settings.evaluation import BenchmarkSettings, EvaluationSettings
 from components.settings.profile import NightlySettings, Profile, RegistrySettings, resolve_path
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings, TrackingSettings
 from components.settings.training import (
-    GRPOStageSettings, KLResetSettings, RewardAuditSettings, RewardSettings, SFTSettings,
+    GRPOStageSettings, GRPOValidationSettings, KLResetSettings, RewardAuditSettings, RewardSettings, SFTSettings,
 )  # fmt: skip
 
 SECTIONS = (
     TrackingSettings, ModelSettings, SamplingSettings, PromptSettings, LoraSettings, BenchmarkSettings,
     ScoringSettings, EvaluationSettings, AuditSettings, DataSourceSettings, TranslationSettings, TraceSettings,
     RejectionSettings, DataSettings, SFTSettings, RewardSettings, KLResetSettings, RewardAuditSettings,
-    GRPOStageSettings, RegistrySettings, NightlySettings, Profile,
+    GRPOValidationSettings, GRPOStageSettings, RegistrySettings, NightlySettings, Profile,
 )  # fmt: skip
 
 __all__ = [cls.__name__ for cls in SECTIONS] + [

@@ -136,6 +136,36 @@ class RewardAuditSettings(StrictSettings):
         return self
 
 
+class GRPOValidationSettings(StrictSettings):
+    """Validation curves during GRPO (AdaMame figure 3: validation accuracy and reasoning-language rate on a
+    held-out set every two training batches).
+
+    Every ``every_n_steps`` optimizer steps (and before the first when
+    ``before_training``, as verl's ``val_before_train``) the policy answers the
+    validation set (``dataset``; ``None``: ``rl_validation.parquet`` beside the
+    training set, which the data stage holds out) with ``sampling`` (greedy by
+    default), rendered like the training prompts; per-language accuracy (by
+    ``verifier``), LCPR and response length go to the run's step curves.
+    ``limit_per_language`` caps the rows per language.
+    """
+
+    enabled: bool = False
+    every_n_steps: int = Field(default=2, ge=1)
+    before_training: bool = True
+    dataset: ProjectPath | None = None
+    limit_per_language: int | None = Field(default=None, ge=1)
+    sampling: SamplingSettings = Field(
+        default_factory=lambda: SamplingSettings(n=1, temperature=0.0, max_new_tokens=1024, batch_size=16)
+    )
+    verifier: VerifierName = "trusted"
+
+    @model_validator(mode="after")
+    def _only_when_enabled(self) -> "GRPOValidationSettings":
+        if not self.enabled and changed_fields(self, [n for n in type(self).model_fields if n != "enabled"]):
+            raise ValueError("validation settings are read only when validation.enabled is true")
+        return self
+
+
 class GRPOStageSettings(StrictSettings):
     """The curriculum GRPO stage: trl ``GRPOTrainer`` + LoRA with registry rewards.
 
@@ -165,6 +195,7 @@ class GRPOStageSettings(StrictSettings):
     lora: LoraSettings = Field(default_factory=LoraSettings)
     kl_reset: KLResetSettings = Field(default_factory=KLResetSettings)
     audit: RewardAuditSettings = Field(default_factory=RewardAuditSettings)
+    validation: GRPOValidationSettings = Field(default_factory=GRPOValidationSettings)
     loss_type: Literal["grpo", "dr_grpo", "dapo", "bnpo"] = "dr_grpo"
     scale_rewards: Literal["group", "batch", "none"] = "group"
     beta: float = Field(default=0.001, ge=0)

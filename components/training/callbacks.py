@@ -32,7 +32,8 @@ torch at import time.
   the current generation batch (``steps_per_generation > 1``) are not recomputed.
 * ``MetricsJsonlCallback`` — the MLflow-free sink: one JSON line per ``on_log``
   with trl's metrics, our reward components (``log_metric``) and the values of
-  the ``providers`` (τ, resets); on resume it drops lines past the checkpoint.
+  the ``providers`` (τ, resets), and the lines other callbacks ``write`` (the
+  validation curves); on resume it drops lines past the checkpoint.
 
 >>> cb = MetricsJsonlCallback("unused.jsonl")
 >>> cb.on_prediction_step(None, None, None) is None   # every unknown event is a no-op
@@ -281,11 +282,14 @@ class MetricsJsonlCallback(_Callback):
                **kwargs: Any) -> None:
         if not state.is_world_process_zero:
             return
-        record: dict[str, Any] = {"step": state.global_step}
-        record.update({k: v for k, v in (logs or {}).items() if isinstance(v, (int, float)) and v == v})
+        record = {k: v for k, v in (logs or {}).items() if isinstance(v, (int, float)) and v == v}
         if "train_runtime" not in record:  # the end-of-training summary repeats the last step
             for provider in self.providers:
                 record.update(provider())
+        self.write(state.global_step, record)
+
+    def write(self, step: int, values: Mapping[str, Any]) -> None:
+        """Append one line ``{"step": step, **values}`` (callers write on the main process only)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+            handle.write(json.dumps({"step": step, **values}) + "\n")

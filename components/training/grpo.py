@@ -11,6 +11,8 @@ first), the dataset (``components.training.grpo_data``) and the section.
   ``resume`` is set, with the curricula and reference resets of that checkpoint.
 * On CPU: ``use_cpu=True, bf16=False`` (trl refuses otherwise); ``report_to=[]``:
   metrics go to ``<out>/metrics.jsonl`` and the task logs them to MLflow.
+* Validation curves: with ``validation.enabled`` the policy answers the held-out
+  set every N steps (``components.training.validation``).
 * Writes ``<out>/adapter`` (final adapter, plus curriculum/reset state),
   ``<out>/merged`` (full model, only when the reference was reset: the LoRA
   adapter alone then misses the merged updates) and ``<out>/result.json``.
@@ -25,7 +27,7 @@ from typing import Any
 from components.rewards import build_reward
 from components.settings import GRPOStageSettings, ModelSettings
 from components.training.callbacks import CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback
-from components.training.grpo_data import load_rows, training_rows
+from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
     MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
 )  # fmt: skip
@@ -78,9 +80,11 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     settings, model_settings = job.grpo, job.model_settings
     device = resolve_device(model_settings)
     model, tokenizer = load_model(model_settings, device, padding_side="left")
-    rows = training_rows(load_rows(job.dataset), settings, model_settings, tokenizer)
-    languages = sorted({row["lang"] for row in rows})
+    raw = load_rows(job.dataset)
+    languages = sorted({row["lang"] for row in dataset_rows(raw, settings)})
     rewards = [build_reward(r.name, r.params, languages=languages) for r in settings.rewards]
+    columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
+    rows = training_rows(raw, settings, model_settings, tokenizer, keep=columns)
     config = grpo_config(settings, model_settings, out_dir / "trainer", device, [r.weight for r in settings.rewards])
     trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=config, train_dataset=Dataset.from_list(rows),
                           processing_class=tokenizer, peft_config=lora_config(settings.lora))
@@ -94,9 +98,25 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
                                                resume_from=resume_from))
     for callback in stateful:
         trainer.add_callback(callback)
-    trainer.add_callback(MetricsJsonlCallback(out_dir / "metrics.jsonl", providers=[c.metrics for c in stateful]))
+    sink = MetricsJsonlCallback(out_dir / "metrics.jsonl", providers=[c.metrics for c in stateful])
+    trainer.add_callback(sink)
+    if job.validation_dataset is not None:
+        trainer.add_callback(validation_callback(job, tokenizer, sink, trainer.accelerator))
     trainer.add_callback(MarkCompleteCallback(abort_after))
     return trainer, stateful
+
+
+def validation_callback(job: TrainingJob, tokenizer: Any, sink: MetricsJsonlCallback, accelerator: Any):
+    """The validation curves of ``job.validation_dataset``, rendered like the training prompts."""
+    from components.training.validation import ValidationCallback, limit_per_language
+
+    settings = job.grpo.validation
+    section = job.grpo.model_copy(update={"dataset_limit": None})  # the training set's limit is not the validation's
+    rows = training_rows(load_rows(job.validation_dataset), section, job.model_settings, tokenizer)
+    rows = limit_per_language(rows, settings.limit_per_language)
+    if not rows:
+        raise ValueError(f"{job.validation_dataset}: no validation rows")
+    return ValidationCallback(rows, settings, tokenizer, write=sink.write, accelerator=accelerator)
 
 
 def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = None) -> dict:

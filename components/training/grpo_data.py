@@ -9,7 +9,7 @@ with the stage's prompt style and instruction placement, and chat models get the
 tokenizer's chat template with the model's thinking switch — the prompt SFT
 trained on. trl receives a rendered string, which it tokenizes as it is (it
 applies a chat template only to message lists, and then without our prefix
-control). A row with a question is built from it; a stored ``prompt`` is used
+control); a BOS the template wrote is dropped when the tokenizer adds its own. A row with a question is built from it; a stored ``prompt`` is used
 only for rows without one. Column names and a row limit come from the section.
 """
 
@@ -74,6 +74,25 @@ def training_rows(rows: list[dict], settings: GRPOStageSettings, model: ModelSet
             turns = row["prompt"] if isinstance(row["prompt"], str) else list(row["prompt"])
         prompt = render_turns(turns, row["lang"], settings.prompt, tokenizer=tokenizer, chat=model.chat,
                               thinking=model.thinking)
-        out.append({"prompt": prompt, "gold": row["gold"], "lang": row["lang"], "id": row["id"],
+        out.append({"prompt": without_template_bos(prompt, tokenizer), "gold": row["gold"], "lang": row["lang"], "id": row["id"],
                     **{column: raw.get(column) for column in keep}})
     return out
+
+
+def without_template_bos(prompt: str, tokenizer: Any) -> str:
+    """``prompt`` without a leading BOS that the tokenizer adds again when trl tokenizes it.
+
+    Templates such as Gemma's write ``<bos>`` themselves, and trl tokenizes a
+    string prompt with the tokenizer's special tokens, which add one more.
+
+    >>> class Tok:
+    ...     bos_token, bos_token_id = "<bos>", 2
+    ...     def __call__(self, text): return {"input_ids": [2] + [7] * len(text)}
+    >>> without_template_bos("<bos><start_of_turn>user", Tok()), without_template_bos("Q", Tok())
+    ('<start_of_turn>user', 'Q')
+    """
+    bos = getattr(tokenizer, "bos_token", None)
+    if not bos or not prompt.startswith(bos) or tokenizer is None:
+        return prompt
+    adds_bos = list(tokenizer("x")["input_ids"][:1]) == [tokenizer.bos_token_id]
+    return prompt[len(bos):] if adds_bos else prompt

@@ -58,11 +58,14 @@ class TrainingJob(BaseModel):
     model: str
     adapter: str | None = None
     dataset: str
+    validation_dataset: str | None = None
 
     @model_validator(mode="after")
     def _one_section(self) -> "TrainingJob":
         if (self.sft is None) != (self.stage == "grpo") or (self.grpo is None) != (self.stage == "sft"):
             raise ValueError(f"a {self.stage} job carries exactly its own section")
+        if self.grpo is not None and self.grpo.validation.enabled and self.validation_dataset is None:
+            raise ValueError("grpo.validation is enabled but the job has no validation dataset")
         return self
 
     @property

@@ -99,6 +99,10 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
         extra.append("grpo.audit.verifier=exact")
     if reward == "accuracy":  # the exact verifier audited on a given rollout file
         extra += ["grpo.audit.verifier=exact", f"grpo.audit.rollouts={project['rollouts']}"]
+    if reward == "adamame":  # validation curves on a held-out file, before training and after every step
+        extra += ["grpo.validation.enabled=true", f"grpo.validation.dataset={project['data']}",
+                  "grpo.validation.every_n_steps=1", "grpo.validation.sampling.max_new_tokens=8",
+                  "grpo.validation.limit_per_language=1"]
     summary = polyreason_grpo(project["root"], tiny_overrides(project["model"], project["data"], *extra),
                               prefect_server, reward)
     result = summary["trained"]["summary"]
@@ -116,6 +120,8 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
         assert tags["polyreason.grpo.audit"] == "nothing-to-audit"  # every reward judges with the reference
     if reward == "adamame":  # φ at the step the rollouts were scored: t = 0 then 1 of T = 2 (trl averages in fp32)
         assert history(project["root"], run_id, "grpo/curriculum/phi") == [(1, pytest.approx(0.1)), (2, 0.5)]
+        for key in ("accuracy/fr", "accuracy/overall", "response_length/ja", "response_length/overall"):
+            assert [step for step, _ in history(project["root"], run_id, f"grpo/validation/{key}")] == [0, 1, 2], key
     if reward == "pcs":
         assert history(project["root"], run_id, "grpo/curriculum/tau") == [(1, 0.1), (2, 0.1)]
         assert (Path(summary["trained"]["path"]) / "rollouts.jsonl").is_file()

@@ -31,10 +31,9 @@ from pydantic import Field
 
 from components.settings import (
     SECTIONS, AuditSettings, BenchmarkSettings, DataSettings, DataSourceSettings, EvaluationSettings,
-    GRPOStageSettings, KLResetSettings, LoraSettings, ModelSettings, NightlySettings, Profile, PromptSettings,
-    RejectionSettings,
-    RegistrySettings, RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings,
-    StrictSettings,
+    GRPOStageSettings, GRPOValidationSettings, KLResetSettings, LoraSettings, ModelSettings, NightlySettings,
+    Profile, PromptSettings, RejectionSettings, RegistrySettings, RewardAuditSettings, RewardSettings,
+    SamplingSettings, ScoringSettings, SFTSettings, StrictSettings,
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
 from tasks.caching import inputs_key
@@ -49,6 +48,7 @@ BASES = {  # a valid instance of each section to start from
     TraceSettings: TraceSettings(), RejectionSettings: RejectionSettings(),
     DataSettings: DataSettings(source={"path": "x.jsonl"}, languages=["fr"]), SFTSettings: SFTSettings(),
     RewardSettings: RewardSettings(), KLResetSettings: KLResetSettings(), RewardAuditSettings: RewardAuditSettings(),
+    GRPOValidationSettings: GRPOValidationSettings(),
     GRPOStageSettings: GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl"), Profile: Profile(name="p"),
     RegistrySettings: RegistrySettings(), NightlySettings: NightlySettings(),
 }
@@ -288,9 +288,32 @@ def consume_grpo(c):
     reward_audit_task.fn(run, inputs, ArtifactRef(str(rollouts), "fp"))
 
 
+def consume_grpo_validation(c):
+    from components.training.grpo import build_trainer
+    from components.training.runner import TrainingJob
+    from components.training.validation import ValidationCallback
+    from tasks.grpo import validation_dataset
+
+    data = c.root / "validation.jsonl"
+    data.write_text(json.dumps({"question": "Combien ?", "gold": "3", "lang": "fr"}) + "\n", encoding="utf-8")
+    validation = GRPOValidationSettings(enabled=True, every_n_steps=1, before_training=True, dataset=str(data),
+                                        limit_per_language=1, sampling={"max_new_tokens": 2}, verifier="exact")
+    grpo = GRPOStageSettings(model={"model": c.model, "device": "cpu", "dtype": "float32"}, dataset=str(data),
+                             prompt={"style": "plain"}, per_device_train_batch_size=2, validation=validation,
+                             sampling={"n": 2, "temperature": 1.0, "max_new_tokens": 2})
+    job = TrainingJob(stage="grpo", grpo=grpo, model=c.model, dataset=str(data),
+                      validation_dataset=validation_dataset(grpo, str(data)))
+    trainer, _ = build_trainer(job, c.root / "grpo-validation", None, None)
+    [callback] = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, ValidationCallback)]
+    state = SimpleNamespace(global_step=0, is_world_process_zero=True)
+    callback.on_train_begin(None, state, None, model=trainer.model)
+    callback.on_step_end(None, SimpleNamespace(global_step=1, is_world_process_zero=True), None, model=trainer.model)
+    assert callback.history == [0, 1]
+
+
 CONSUMERS = [consume_tracking, consume_model_and_sampling, consume_api_model, consume_prompts, consume_benchmark,
              consume_scoring, consume_lora, consume_data_source, consume_translation_and_traces, consume_sft,
-             consume_grpo]
+             consume_grpo, consume_grpo_validation]
 
 
 @pytest.fixture(scope="module")
