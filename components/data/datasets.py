@@ -195,7 +195,8 @@ def build_rl_set(settings: "RejectionSettings", verifier: str, languages: list[s
     from components.verification import get_verifier
 
     strategy = get_strategy(settings.strategy)
-    rows = [{k: r[k] for k in COLUMNS["rl_train"]} for r in read_table(sft_path)]
+    keep = [*COLUMNS["rl_train"], *(["source_question"] if settings.english_references else [])]
+    rows = [{k: r.get(k) for k in keep} for r in read_table(sft_path)]
     n = strategy.rollouts(settings.sampling.n)
     roll_rows: list[dict[str, Any]] = []
     if n and rows:
@@ -206,12 +207,40 @@ def build_rl_set(settings: "RejectionSettings", verifier: str, languages: list[s
     selected = select(rows, roll_rows, strategy)
     train, validation = split_train_validation(selected, settings.per_language, settings.validation_per_language,
                                                settings.seed)
+    if settings.english_references:
+        add_english_references([*train, *validation], settings, verifier, policy, cache_dir)
     write_table(roll_rows, out_dir / "rollouts.parquet", "rollouts")
     write_table(train, out_dir / "rl_train.parquet", "rl_train")
     write_table(validation, out_dir / "rl_validation.parquet", "rl_validation")
     return {"strategy": strategy.name, "rollouts_per_query": n, "selected": len(selected), "train": len(train),
             "validation": len(validation),
             "languages": selection_summary(rows, selected, train, validation, roll_rows, languages)}
+
+
+def add_english_references(rows: list[dict[str, Any]], settings: "RejectionSettings", verifier: str,
+                           policy: "ModelSettings", cache_dir: Path) -> None:
+    """Set ``en_question`` and ``en_reference`` (the reasoning of the policy's first correct English answer to
+    the source question, ``None`` when none of ``sampling.n`` samples is correct and in English) on every row."""
+    from components.data.rejection import in_query_language
+    from components.data.traces import open_think
+    from components.generation import build_generator
+    from components.verification import get_verifier, split_think
+
+    for row in rows:
+        question = row.pop("source_question", None)
+        row["en_question"], row["en_reference"] = (question if isinstance(question, str) and question else None), None
+    asked = [row for row in rows if row["en_question"]]
+    if not asked:
+        return
+    english = [{"id": r["id"], "lang": "en", "question": r["en_question"], "gold": r["gold"]} for r in asked]
+    prompts = render_prompts(english, settings.prompt, policy, cache_dir)
+    outputs = build_generator(policy, cache_dir).generate(prompts, settings.sampling)
+    detector, verify = _detector(["en", *sorted({r["lang"] for r in rows})]), get_verifier(verifier)
+    for row, prompt, completions in zip(asked, prompts, outputs):
+        for text in (open_think(prompt) + c.text for c in completions):
+            if verify(text, str(row["gold"]), "en").correct and in_query_language(text, "en", detector):
+                row["en_reference"] = split_think(text).trace
+                break
 
 
 def summary_metrics(stage: str, step: str, summary: dict[str, Any]) -> dict[str, float]:

@@ -130,6 +130,10 @@ class RejectionSettings(StrictSettings):
     the query language and wrong) or ``unsolved`` (``sampling.n`` rollouts, keep
     the queries the policy cannot solve yet: none correct). ``policy`` ``None``
     means the SFT model.
+    ``english_references``: the policy also answers each kept query's English
+    source question (``sampling.n`` samples) and the first correct answer
+    reasoning in English becomes the row's ``en_reference`` (with
+    ``en_question``): the references of M-Thinker's cross-lingual alignment reward.
     """
 
     strategy: RejectionStrategyName = "zero_one_filter"
@@ -140,6 +144,7 @@ class RejectionSettings(StrictSettings):
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     per_language: int | None = Field(default=1000, ge=1)
     validation_per_language: int = Field(default=200, ge=0)
+    english_references: bool = False
     seed: int = 0
 
     @model_validator(mode="after")

@@ -42,6 +42,7 @@ def dataset_rows(rows: list[dict], settings: GRPOStageSettings) -> list[dict]:
     """
     out = []
     for index, row in enumerate(rows[: settings.dataset_limit]):
+        row = {key: None if _missing(value) else value for key, value in row.items()}
         lang = row.get("lang") if row.get("lang") is not None else settings.dataset_lang
         if lang is None:
             raise ValueError(f"dataset row {index} has no 'lang' (set grpo.dataset_lang for a one-language file)")
@@ -54,6 +55,15 @@ def dataset_rows(rows: list[dict], settings: GRPOStageSettings) -> list[dict]:
         out.append({"id": str(row.get("id", index)), "lang": str(lang), "gold": str(row[settings.gold_column]),
                     "question": row.get(settings.question_column), "prompt": prompt})
     return out
+
+
+def _missing(value: Any) -> bool:
+    """``None`` or a float NaN (how pandas reads a missing cell back from parquet).
+
+    >>> _missing(float("nan")), _missing(None), _missing("x"), _missing([1])
+    (True, True, False, False)
+    """
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def training_rows(rows: list[dict], settings: GRPOStageSettings, model: ModelSettings, tokenizer: Any,

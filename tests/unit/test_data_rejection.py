@@ -104,3 +104,28 @@ def test_profile_checks_strategy_backends_and_policy():
         load_profile_dict(profile)
     profile["sft"] = {}
     assert load_profile_dict(profile).data.rejection.strategy == "conditional"
+
+
+def test_english_references_are_the_policys_first_correct_english_answer(tmp_path):
+    from components.data.datasets import build_rl_set, read_table, render_prompts, write_table
+    from components.generation.fake import fake_completion
+    from components.settings import ModelSettings, RejectionSettings
+
+    fake = ModelSettings(backend="fake", model="fake")
+    settings = RejectionSettings(strategy="random", sampling={"n": 2, "max_new_tokens": 8}, prompt={"style": "plain"},
+                                 per_language=None, validation_per_language=0, english_references=True)
+    english = [{"id": "a", "lang": "en", "question": "How many eggs?", "gold": "0"}]
+    [prompt] = render_prompts(english, settings.prompt, fake, tmp_path)
+    second = fake_completion(prompt, 1).text  # make the second sample the correct one
+    gold = second.split("\\boxed{")[1].split("}")[0]
+    assert gold not in fake_completion(prompt, 0).text.split("\\boxed{")[1]
+    rows = [{"id": "a", "lang": "fr", "question": "Combien d'œufs ?", "gold": gold, "prompt": "P", "completion": "C",
+             "source_question": "How many eggs?"},
+            {"id": "b", "lang": "fr", "question": "Q ?", "gold": "1", "prompt": "P", "completion": "C",
+             "source_question": None}]
+    write_table(rows, tmp_path / "sft.parquet", "sft")
+    build_rl_set(settings, "trusted", ["fr"], tmp_path / "sft.parquet", fake, tmp_path / "rl", tmp_path)
+    found = {r["id"]: r for r in read_table(tmp_path / "rl" / "rl_train.parquet")}
+    assert found["a"]["en_question"] == "How many eggs?"
+    assert found["a"]["en_reference"] == second.split("<think>")[1].split("</think>")[0]
+    assert not isinstance(found["b"]["en_question"], str) and not isinstance(found["b"]["en_reference"], str)

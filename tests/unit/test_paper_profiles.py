@@ -88,3 +88,24 @@ def test_cpu_twin_keeps_every_switch_and_shrinks_the_counts(paper, twin):
     assert (small.audit is None) == (full.audit is None)
     if full.audit is not None:
         assert small.audit.model_dump() == full.audit.model_dump()
+
+
+@pytest.mark.parametrize("path", sorted(PROFILES.glob("*-grpo.yaml")), ids=lambda p: p.stem)
+def test_every_reward_of_a_shipped_grpo_profile_builds(path):
+    from components.rewards import build_reward
+
+    for reward in load_profile(path).grpo.rewards:
+        assert build_reward(reward.name, reward.params, languages=["fr"]).__name__ == reward.name
+
+
+def test_pcs_recipe_is_the_papers():
+    pcs = load_profile(PROFILES / "qwen3-8b-pcs-grpo.yaml")
+    assert pcs.sft.model.model == pcs.grpo.model.model == "Qwen/Qwen3-8B-Base"
+    assert (pcs.data.traces.language_filter, pcs.data.traces.min_slc) == ("slc", 0.1)  # code-switched cold start
+    params = pcs.grpo.rewards[0].params
+    assert (params["tau_start"], params["tau_step"], params["tau_interval"], params["tau_window"]) == (0.1, 0.1, 40,
+                                                                                                       "batch")
+    adamame = load_profile(PROFILES / "qwen3-4b-adamame-grpo.yaml")
+    assert {adamame.data.traces.prompt.instruction, adamame.data.rejection.prompt.instruction,
+            adamame.grpo.prompt.instruction} == {"before"}
+    assert (adamame.grpo.validation.enabled, adamame.grpo.validation.every_n_steps) == (True, 2)

@@ -41,6 +41,6 @@ def test_factories_take_explicit_keywords_only(name):
 
 
 def test_unknown_reward():
-    assert reward_parameter_problems("nope", {}) == ["unknown reward 'nope' (known: accuracy, adamame, pcs, softlc)"]
+    assert reward_parameter_problems("nope", {}) == ["unknown reward 'nope' (known: accuracy, adamame, mthinker, pcs, softlc)"]
     with pytest.raises(ValueError):
         build_reward("pcs", {"tau_strat": 0.3})

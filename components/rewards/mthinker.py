@@ -1,0 +1,169 @@
+"""M-Thinker reward (Zhang et al., 2026, "Think Natively"): language consistency, accuracy, cross-lingual
+thinking alignment — the RL baseline PCS compares against (PCS table 2, "M-Thinker").
+
+Per response, in M-Thinker's order (its reward is their sum):
+
+* ``R_lc`` — language consistency: 0 when the reasoning (before ``</think>``) and
+  the answer (after it) are both in the query language, else −1; a response
+  without exactly one closed think block fails. Each part is judged with its
+  LaTeX and numbers removed, and a part with fewer than ``min_letters`` letters
+  left passes (nothing to judge), as in M-Thinker. M-Thinker asks langdetect
+  for a single detected language; here lingua's top-1 language
+  (``components.language``) must be the query language.
+* ``R_acc`` — 1 when the response is consistent *and* the verifier (``trusted``
+  by default) accepts its answer; an inconsistent response earns no accuracy.
+* ``R_cta`` — cross-lingual thinking alignment, only for consistent correct
+  responses of rows that carry an English reference: a judge model (any
+  generation backend: ``judge`` holds its ``ModelSettings`` fields, e.g. a vLLM
+  model or an OpenAI-compatible endpoint) lists the key intermediate results of
+  the English reasoning (definitions, equations, values, the answer) and
+  answers the share of them the response's reasoning reaches, in ``[0, 1]``
+  between ``<score>`` tags; anything else scores 0 and is counted.
+
+``R = R_lc + R_acc + R_cta`` ∈ {−1, 0, 1, 1 + s}. The English question and
+reference reasoning come from the dataset columns ``question_column`` and
+``reference_column`` (``columns`` tells the trainer to keep them; the data stage
+writes them with ``data.rejection.english_references``: the policy's own correct
+English answer, as M-Thinker builds them). M-Thinker's extra rule that a
+response be longer than 1,000 characters is not taken.
+
+Logged with trl's ``log_metric``: ``reward/r_lc`` (share consistent),
+``reward/accuracy``, ``reward/r_cta`` (mean judge score over judged responses),
+``reward/cta_judged`` and ``reward/cta_judge_failures``.
+
+>>> parse_score("<score>0.75</score>"), parse_score("about 0.5"), parse_score("<score>1.4</score>")
+(0.75, None, None)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
+
+_SCORE = re.compile(r"<score>\s*([0-9]*\.?[0-9]+)\s*</score>")
+JUDGE_PROMPT = """You compare two solutions of the same math problem: one reasoned in English, one in {language}.
+
+Problem (English):
+{question}
+
+English reasoning:
+{reference}
+
+{language} reasoning:
+{reasoning}
+
+List to yourself every key intermediate result of the English reasoning: variables it defines, equations it sets
+up, values it computes, and its final answer. Count how many of them the {language} reasoning also reaches with a
+mathematically equivalent result. Reply with that count divided by the number of key results, a number between 0
+and 1, between <score> and </score>, and nothing else. Example: <score>0.8</score>"""
+
+
+def _text(value: Any) -> bool:
+    """A non-empty string (parquet gives NaN for a missing text)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def parse_score(text: str) -> float | None:
+    """The judge's score: the last ``<score>x</score>`` with ``0 <= x <= 1``, else ``None``."""
+    found = _SCORE.findall(text or "")
+    if not found:
+        return None
+    value = float(found[-1])
+    return value if 0.0 <= value <= 1.0 else None
+
+
+class MThinkerReward:
+    """``R_lc + R_acc + R_cta`` (see the module docstring); ``None`` for rows without gold/lang."""
+
+    def __init__(self, *, verifier: str = "trusted", judge: Mapping[str, Any] | None = None,
+                 judge_max_new_tokens: int = 64, judge_temperature: float = 0.0,
+                 question_column: str = "en_question", reference_column: str = "en_reference",
+                 min_letters: int = 16, cache_dir: str = ".cache", languages: Sequence[str] = ()) -> None:
+        from components.settings import ModelSettings, SamplingSettings
+
+        self.__name__ = "mthinker"
+        self.accuracy = AccuracyReward(verifier=verifier)
+        self.judge = ModelSettings(**judge) if judge is not None else None  # refused here when misspelled
+        self.judge_sampling = SamplingSettings(temperature=judge_temperature, max_new_tokens=judge_max_new_tokens)
+        self.columns = (question_column, reference_column)
+        self.min_letters = min_letters
+        self.cache_dir = Path(cache_dir)
+        self.languages = tuple(languages)
+        self._generator: Any = None
+        self._tokenizer: Any = None
+
+    def consistent(self, text: str, lang: str, detector: Any) -> tuple[bool, Any]:
+        """``R_lc == 0``: one closed think block and both parts in ``lang``; also returns the split."""
+        from components.language import clean_for_detection
+        from components.verification import split_think
+
+        split = split_think(text)
+        if not split.has_think or text.count("</think>") != 1:
+            return False, split
+        for part in (split.trace, split.response):
+            cleaned = clean_for_detection(part)
+            if sum(ch.isalpha() for ch in cleaned) >= self.min_letters and detector.detect(cleaned, clean=False) != lang:
+                return False, split
+        return True, split
+
+    def judge_prompts(self, items: list[tuple[str, str, str, str]]) -> list[str]:
+        """Judge prompts for ``(lang, English question, English reasoning, reasoning)`` items."""
+        from components.data.sources import LANGUAGE_NAMES
+
+        prompts = [JUDGE_PROMPT.format(language=LANGUAGE_NAMES.get(lang, lang), question=question, reference=reference,
+                                       reasoning=reasoning) for lang, question, reference, reasoning in items]
+        if self.judge.chat and self.judge.backend in ("transformers", "vllm"):
+            from components.data.prompts import render_chat
+            from components.generation import load_tokenizer
+
+            if self._tokenizer is None:
+                self._tokenizer = load_tokenizer(self.judge, self.cache_dir)
+            prompts = [render_chat(self._tokenizer, [{"role": "user", "content": p}], thinking=self.judge.thinking)
+                       for p in prompts]
+        return prompts
+
+    def alignment(self, items: list[tuple[str, str, str, str]]) -> list[float | None]:
+        """The judge's score per item (``None``: no judge configured or an unreadable answer)."""
+        if not items or self.judge is None:
+            return [None] * len(items)
+        from components.generation import build_generator
+
+        if self._generator is None:
+            self._generator = build_generator(self.judge, self.cache_dir)
+        outputs = self._generator.generate(self.judge_prompts(items), self.judge_sampling)
+        return [parse_score(samples[0].text if samples else "") for samples in outputs]
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
+                 lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
+                 **dataset_columns: Any) -> list[float | None]:
+        from components.language import get_detector
+
+        golds, langs = columns(len(completions), gold, lang)
+        questions, references = (list(dataset_columns.get(c) or [None] * len(completions)) for c in self.columns)
+        detector = get_detector(self.languages)
+        rewards: list[float | None] = []
+        lcs, accs, to_judge = [], [], []
+        for index, (completion, g, l) in enumerate(zip(completions, golds, langs)):
+            if g is None or l is None:
+                rewards.append(None)
+                continue
+            ok, split = self.consistent(completion_text(completion), str(l), detector)
+            correct = ok and bool(self.accuracy.correct(split.response, g, l))
+            lcs.append(float(ok))
+            accs.append(float(correct))
+            rewards.append((0.0 if ok else -1.0) + float(correct))
+            if correct and _text(questions[index]) and _text(references[index]):
+                to_judge.append((index, (str(l), str(questions[index]), str(references[index]), split.trace)))
+        scores = self.alignment([item for _, item in to_judge])
+        for (index, _), score in zip(to_judge, scores):
+            rewards[index] += score or 0.0
+        report(log_metric, "reward/r_lc", mean(lcs))
+        report(log_metric, "reward/accuracy", mean(accs))
+        report(log_metric, "reward/r_cta", mean(scores))
+        report(log_metric, "reward/cta_judged", float(len(to_judge)))
+        report(log_metric, "reward/cta_judge_failures", float(sum(s is None for s in scores)) if self.judge else None)
+        return rewards
