@@ -18,7 +18,9 @@ Per response, in M-Thinker's order (its reward is their sum):
   model or an OpenAI-compatible endpoint) lists the key intermediate results of
   the English reasoning (definitions, equations, values, the answer) and
   answers the share of them the response's reasoning reaches, in ``[0, 1]``
-  between ``<score>`` tags; anything else scores 0 and is counted.
+  between ``<score>`` tags; anything else scores 0 and is counted. The judge is
+  attached by ``components.training.judge.attach_judge`` (the trainer does it
+  when it builds the rewards): rewards import no settings or backends.
 
 ``R = R_lc + R_acc + R_cta`` ∈ {−1, 0, 1, 1 + s}. The English question and
 reference reasoning come from the dataset columns ``question_column`` and
@@ -38,8 +40,7 @@ Logged with trl's ``log_metric``: ``reward/r_lc`` (share consistent),
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
@@ -82,19 +83,15 @@ class MThinkerReward:
     def __init__(self, *, verifier: str = "trusted", judge: Mapping[str, Any] | None = None,
                  judge_max_new_tokens: int = 64, judge_temperature: float = 0.0,
                  question_column: str = "en_question", reference_column: str = "en_reference",
-                 min_letters: int = 16, cache_dir: str = ".cache", languages: Sequence[str] = ()) -> None:
-        from components.settings import ModelSettings, SamplingSettings
-
+                 min_letters: int = 16, languages: Sequence[str] = ()) -> None:
         self.__name__ = "mthinker"
         self.accuracy = AccuracyReward(verifier=verifier)
-        self.judge = ModelSettings(**judge) if judge is not None else None  # refused here when misspelled
-        self.judge_sampling = SamplingSettings(temperature=judge_temperature, max_new_tokens=judge_max_new_tokens)
+        self.judge = dict(judge) if judge is not None else None
+        self.judge_options = {"temperature": judge_temperature, "max_new_tokens": judge_max_new_tokens}
         self.columns = (question_column, reference_column)
         self.min_letters = min_letters
-        self.cache_dir = Path(cache_dir)
         self.languages = tuple(languages)
-        self._generator: Any = None
-        self._tokenizer: Any = None
+        self.ask_judge: Callable[[list[str]], list[str]] | None = None  # prompts -> answers, see attach_judge
 
     def consistent(self, text: str, lang: str, detector: Any) -> tuple[bool, Any]:
         """``R_lc == 0``: one closed think block and both parts in ``lang``; also returns the split."""
@@ -110,32 +107,22 @@ class MThinkerReward:
                 return False, split
         return True, split
 
-    def judge_prompts(self, items: list[tuple[str, str, str, str]]) -> list[str]:
-        """Judge prompts for ``(lang, English question, English reasoning, reasoning)`` items."""
+    @staticmethod
+    def judge_prompt(lang: str, question: str, reference: str, reasoning: str) -> str:
+        """The judge's request (the user turn; a chat judge gets its template around it)."""
         from components.data.sources import LANGUAGE_NAMES
 
-        prompts = [JUDGE_PROMPT.format(language=LANGUAGE_NAMES.get(lang, lang), question=question, reference=reference,
-                                       reasoning=reasoning) for lang, question, reference, reasoning in items]
-        if self.judge.chat and self.judge.backend in ("transformers", "vllm"):
-            from components.data.prompts import render_chat
-            from components.generation import load_tokenizer
-
-            if self._tokenizer is None:
-                self._tokenizer = load_tokenizer(self.judge, self.cache_dir)
-            prompts = [render_chat(self._tokenizer, [{"role": "user", "content": p}], thinking=self.judge.thinking)
-                       for p in prompts]
-        return prompts
+        return JUDGE_PROMPT.format(language=LANGUAGE_NAMES.get(lang, lang), question=question, reference=reference,
+                                   reasoning=reasoning)
 
     def alignment(self, items: list[tuple[str, str, str, str]]) -> list[float | None]:
-        """The judge's score per item (``None``: no judge configured or an unreadable answer)."""
+        """The judge's score per ``(lang, English question, English reasoning, reasoning)`` item."""
         if not items or self.judge is None:
             return [None] * len(items)
-        from components.generation import build_generator
-
-        if self._generator is None:
-            self._generator = build_generator(self.judge, self.cache_dir)
-        outputs = self._generator.generate(self.judge_prompts(items), self.judge_sampling)
-        return [parse_score(samples[0].text if samples else "") for samples in outputs]
+        if self.ask_judge is None:
+            raise RuntimeError("the mthinker reward has a judge model but no judge attached "
+                               "(components.training.judge.attach_judge)")
+        return [parse_score(answer) for answer in self.ask_judge([self.judge_prompt(*item) for item in items])]
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from components.settings.base import ProjectPath, StrictSettings, VerifierName, changed_fields, check_registered
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings
@@ -74,7 +74,11 @@ class SFTSettings(StrictSettings):
 
 
 class RewardSettings(StrictSettings):
-    """One reward: registry name, weight in trl's weighted sum, the factory's keyword parameters."""
+    """One reward: registry name, weight in trl's weighted sum, the factory's keyword parameters.
+
+    A ``judge`` parameter (the model a reward asks, M-Thinker's) holds ``ModelSettings`` fields and is
+    checked as such when the profile loads.
+    """
 
     name: str = "accuracy"
     weight: float = 1.0
@@ -92,6 +96,13 @@ class RewardSettings(StrictSettings):
                 check_registered("verifier", verifier)
             except ValueError as error:
                 problems.append(f"params.verifier: {error}")
+        judge = self.params.get("judge")
+        if judge is not None:  # a judge model (M-Thinker) is a model section: checked like one
+            try:
+                ModelSettings.model_validate(judge)
+            except ValidationError as error:
+                problems += [f"params.judge.{'.'.join(map(str, e['loc']))}: {e['msg']}".replace(".: ", ": ")
+                             for e in error.errors()]
         if problems:
             raise ValueError("; ".join(problems))
         return self

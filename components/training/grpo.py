@@ -27,6 +27,7 @@ from typing import Any
 from components.rewards import build_reward
 from components.settings import GRPOStageSettings, ModelSettings
 from components.training.callbacks import CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback
+from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
     MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
@@ -83,6 +84,8 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     raw = load_rows(job.dataset)
     languages = sorted({row["lang"] for row in dataset_rows(raw, settings)})
     rewards = [build_reward(r.name, r.params, languages=languages) for r in settings.rewards]
+    for reward in rewards:
+        attach_judge(reward, out_dir / "judge-cache")
     columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
     rows = training_rows(raw, settings, model_settings, tokenizer, keep=columns)
     config = grpo_config(settings, model_settings, out_dir / "trainer", device, [r.weight for r in settings.rewards])

@@ -6,6 +6,7 @@ import pytest
 
 from components.rewards import build_reward
 from components.rewards.mthinker import parse_score
+from components.training.judge import attach_judge
 from tests.helpers.scripted_api import ScriptedAPI
 
 FR = "<think>\nJanet a seize œufs et elle en vend trois au marché, il lui en reste donc treize.\n</think>\n\n"
@@ -46,7 +47,8 @@ def test_reward_table(monkeypatch, completion, with_reference, reply, expected, 
     with Judge([reply] if reply else []) as api:
         judge = {"backend": "openai", "model": "judge", "base_url": api.url, "api_key_env": "POLYREASON_JUDGE_KEY",
                  "chat": True, "max_retries": 0}
-        reward = build_reward("mthinker", {"judge": judge, "cache_dir": str(tmp_path)}, languages=["fr", "en"])
+        reward = build_reward("mthinker", {"judge": judge}, languages=["fr", "en"])
+        attach_judge(reward, tmp_path)
         logged = {}
         [value] = reward(prompts=["P"], completions=[completion], gold=["13"], lang=["fr"],
                          en_question=["Janet has 16 eggs and sells 3. How many are left?"],
@@ -71,9 +73,18 @@ def test_reward_columns_are_declared_and_the_judge_is_optional():
     assert value == 1.0  # no judge configured: R_cta is 0
 
 
-def test_a_misspelled_judge_is_refused_when_the_reward_is_built():
-    with pytest.raises(ValueError, match="base_ur"):
-        build_reward("mthinker", {"judge": {"backend": "openai", "model": "m", "base_ur": "x"}})
+def test_a_misspelled_judge_is_refused_when_the_profile_loads():
+    from components.settings import RewardSettings
+
+    with pytest.raises(ValueError, match="params.judge.base_ur: Extra inputs are not permitted"):
+        RewardSettings(name="mthinker", params={"judge": {"backend": "openai", "model": "m", "base_ur": "x"}})
+
+
+def test_a_judge_that_was_never_attached_is_an_error():
+    reward = build_reward("mthinker", {"judge": {"backend": "fake", "model": "fake"}}, languages=["fr"])
+    with pytest.raises(RuntimeError, match="no judge attached"):
+        reward(prompts=["P"], completions=[FR + ANSWER_FR], gold=["13"], lang=["fr"], en_question=["Q"],
+               en_reference=[REFERENCE])
 
 
 @pytest.mark.parametrize("text, score", [("<score>0.925</score>", 0.925), ("<score> 1 </score>", 1.0),
@@ -84,12 +95,20 @@ def test_parse_score(text, score):
 
 
 def test_a_local_judge_gets_its_chat_template(tiny_model_dir, tmp_path):
+    from components.training.judge import judge_function
+
     judge = {"backend": "transformers", "model": str(tiny_model_dir), "chat": True, "dtype": "float32", "device": "cpu"}
-    reward = build_reward("mthinker", {"judge": judge, "judge_max_new_tokens": 2, "cache_dir": str(tmp_path)},
-                          languages=["fr"])
-    [prompt] = reward.judge_prompts([("fr", "Q?", REFERENCE, "raisonnement")])
-    assert prompt.startswith("<|im_start|>user\nYou compare two solutions")
-    assert prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # the judge answers without thinking
+    seen = []
+    ask = judge_function(judge, {"temperature": 0.0, "max_new_tokens": 2}, tmp_path)
+    reward = build_reward("mthinker", {"judge": judge, "judge_max_new_tokens": 2}, languages=["fr"])
+    reward.ask_judge = lambda requests: seen.extend(requests) or ask(requests)
     [value] = reward(prompts=["P"], completions=[FR + ANSWER_FR], gold=["13"], lang=["fr"], en_question=["Q?"],
                      en_reference=[REFERENCE])
     assert value == 1.0  # random weights write no score: R_cta 0, counted as a judge failure
+    assert seen[0].startswith("You compare two solutions")
+    from components.training.judge import render
+    from tests.helpers.tiny_model import build_tokenizer
+
+    rendered = render(build_tokenizer(), seen[0], thinking=False)
+    assert rendered.startswith("<|im_start|>user\nYou compare two solutions")
+    assert rendered.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # the judge answers without thinking
