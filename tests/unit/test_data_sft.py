@@ -66,7 +66,7 @@ def test_policy_model_and_launch_command(tmp_path):
     assert (policy.model, policy.adapter, policy.chat, policy.thinking) == ("/x/base", "/x/adapter", False, False)
     config = accelerate_config_path("cpu")
     assert config.is_file() and "use_cpu: true" in config.read_text()
-    with pytest.raises(ValueError, match="unknown accelerate config 'tpu'.*cpu, multi-gpu-zero2, single-gpu"):
+    with pytest.raises(ValueError, match="unknown accelerate config 'tpu'.*cpu, cpu-2, multi-gpu-zero2, single-gpu"):
         accelerate_config_path("tpu")
     command = launch_command("py", config, tmp_path / "job.json", tmp_path)
     assert command[:5] == ["py", "-m", "accelerate.commands.launch", "--config_file", str(config)]
