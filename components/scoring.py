@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.extraction import extract
 from components.language import MemoDetector, clean_paragraphs, detect_block, get_detector, is_supported
 from components.metrics import aggregate
 from components.metrics.table import ROW_FIELDS
@@ -108,11 +109,22 @@ def read_jsonl_rows(path: str | Path) -> tuple[list[tuple[int, Any]], list[dict[
     return rows, errors
 
 
-def _verdict(verify: Any, text: str, row: Mapping[str, Any], extract: bool) -> dict[str, Any]:
+def _verdict(verify: Any, text: str, row: Mapping[str, Any], extract: bool,
+             mode: str = "lenient") -> dict[str, Any]:
     if not text.strip():
-        return {"extracted": None, "normalized": None, "correct": False}
-    verdict = verify(text, row["gold"], row["lang"], extract=extract)
-    return {"extracted": verdict.extracted, "normalized": verdict.normalized, "correct": bool(verdict.correct)}
+        return {"extracted": None, "normalized": None, "correct": False, "fallback": False}
+    verdict = verify(text, row["gold"], row["lang"], extract=extract, mode=mode)
+    return {"extracted": verdict.extracted, "normalized": verdict.normalized, "correct": bool(verdict.correct),
+            "fallback": extract and found_only_by_fallback(text)}
+
+
+def found_only_by_fallback(text: str) -> bool:
+    """Lenient extraction finds an answer where strict extraction finds none.
+
+    >>> found_only_by_fallback("The answer is 18."), found_only_by_fallback("<think>t</think>\\\\boxed{18}")
+    (True, False)
+    """
+    return extract(text, mode="strict").answer is None and extract(text, mode="lenient").answer is not None
 
 
 def _language_scores(trace: str, lang: str, detector: MemoDetector, rule: LcprRule,
@@ -134,7 +146,8 @@ def _ttc(row: Mapping[str, Any], max_context: int | None) -> float | None:
 
 
 def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoDetector, rule: LcprRule,
-                 words: frozenset[str] | None, slc_threshold: float, max_context: int | None) -> list[dict]:
+                 words: frozenset[str] | None, slc_threshold: float, max_context: int | None,
+                 mode: str = "lenient") -> list[dict]:
     traces = [split_think(row["completion"]).trace for row in rows]
     lcpr_traces = [rule.trace(row["completion"]) for row in rows]  # a reference rule may read it its own way
     units = []
@@ -147,7 +160,7 @@ def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoD
                       clean=False)
     scored = []
     for row, trace, row_units in zip(rows, lcpr_traces, units, strict=True):
-        verdict = _verdict(verify, row["completion"], row, extract=True)
+        verdict = _verdict(verify, row["completion"], row, extract=True, mode=mode)
         values = {**verdict, **_language_scores(trace, row["lang"], detector, rule, words, row_units),
                   "ttc": _ttc(row, max_context), "ttc_chars": ttc_chars(row["completion"])}
         values["slc_and_acc"] = slc_and_acc(verdict["correct"], values["slc"], slc_threshold)
@@ -163,8 +176,11 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
                words_path: str | Path | None = None, slc_threshold: float = SLC_THRESHOLD,
                max_context: int | None = None, pass_k: Sequence[int] = (1,),
                in_domain: Sequence[str] = aggregate.IN_DOMAIN_LANGUAGES, source: str = "<rows>",
-               line_numbers: Sequence[int] | None = None) -> dict[str, Any]:
+               line_numbers: Sequence[int] | None = None, extraction: str = "lenient") -> dict[str, Any]:
     """Score generation rows; returns ``{"rows", "aggregate", "groups", "by_benchmark", "notes", "errors"}``.
+
+    ``extraction``: ``strict`` (the last boxed answer after ``</think>``) or ``lenient``
+    (``components.extraction``); every row also records whether only a fallback finds its answer.
 
     ``aggregate`` maps each language and ``"overall"`` to its metrics (under the benchmark's
     macro rule, ``components.metrics.aggregate``); ``groups`` holds the means of the
@@ -185,7 +201,8 @@ def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str
     scored = []
     for start in range(0, len(valid), _CHUNK):  # a memo per chunk keeps memory bounded
         chunk = valid[start : start + _CHUNK]
-        scored += _score_chunk(chunk, verify, MemoDetector(detector), rule, words, slc_threshold, max_context)
+        scored += _score_chunk(chunk, verify, MemoDetector(detector), rule, words, slc_threshold, max_context,
+                               extraction)
     per_lang = aggregate.per_language(scored, pass_k=pass_k)
     return {
         "rows": scored,

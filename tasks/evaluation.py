@@ -86,7 +86,7 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: 
     result = score_file(
         generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
         max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
-        in_domain=scoring.in_domain,
+        in_domain=scoring.in_domain, extraction=scoring.extraction,
     )
     out = artifact_dir(project_dir, "scores", fingerprint([generations.fingerprint, scoring])) / "scores.json"
     out.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")

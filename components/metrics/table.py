@@ -26,6 +26,9 @@ Values over one set of rows (``compute``; ``None`` per row = not applicable, lef
   top-1 detected language is the query language.
 * ``ttc`` / ``ttc_chars``: mean share of the context window used (AdaMame section 4); a cost,
   so lower is better.
+* ``fallback_share``: share of rows whose answer only a lenient fallback finds (an answer
+  phrase, the last number, a short response) — strict extraction (the last ``\\boxed{}``
+  after ``</think>``) finds none; what lenient scoring adds, or strict scoring drops.
 
 The macro rule: a benchmark may declare a row field whose values are subsets reported with
 equal weight (``MACRO_RULES``). MMATH: the PCS paper's evaluation setup macro-averages its
@@ -170,6 +173,7 @@ LANGUAGE_METRICS = (
     Metric("language_consistency", ("lang_detected",), _consistency, column=False, higher_is_better=True),
     Metric("ttc", ("ttc",), _field_mean("ttc"), column=True, higher_is_better=False),
     Metric("ttc_chars", ("ttc_chars",), _field_mean("ttc_chars"), column=True, higher_is_better=False),
+    Metric("fallback_share", ("fallback",), _field_mean("fallback"), column=False, higher_is_better=False),
 )
 
 

@@ -11,8 +11,13 @@ Components of a reward are reported with trl's ``log_metric(name, value)``,
 which averages them per logging step next to trl's own ``kl`` and ``entropy``.
 
 AdaMame §3.3 eq. (1): ``r(q, o_i, g) = 1(o_i = g)`` — 1 when the configured
-verifier (``trusted`` by default) accepts the answer of the response (the text
-after ``</think>``; the whole completion when there is no think block).
+verifier (``trusted`` by default) accepts the answer of the completion.
+``extraction`` (every reward built on this one takes it): ``strict`` (the
+default) reads only the last ``\\boxed{}`` after ``</think>``, so a rollout cut
+off inside its reasoning earns nothing — the answer format the prompts ask for,
+and no reward for running out of tokens, against AdaMame's token-efficiency goal;
+``lenient`` also accepts answer phrases, the last number or a short response
+(``components.extraction``), for models that write no think block.
 
 >>> completion_text([{"role": "assistant", "content": "The answer is \\\\boxed{4}."}])
 'The answer is \\\\boxed{4}.'
@@ -26,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 LogMetric = Callable[[str, float], None]
+EXTRACTION_MODES = ("strict", "lenient")
 
 
 def completion_text(completion: Any) -> str:
@@ -88,9 +94,12 @@ class AccuracyReward:
     'accuracy'
     """
 
-    def __init__(self, *, verifier: str = "trusted", languages: Sequence[str] = ()) -> None:
+    def __init__(self, *, verifier: str = "trusted", extraction: str = "strict", languages: Sequence[str] = ()) -> None:
+        if extraction not in EXTRACTION_MODES:
+            raise ValueError(f"unknown extraction {extraction!r} (known: {', '.join(EXTRACTION_MODES)})")
         self.__name__ = "accuracy"
         self.verifier_name = verifier
+        self.extraction = extraction
         self.languages = tuple(languages)
         self._verifier = None
 
@@ -103,21 +112,19 @@ class AccuracyReward:
             self._verifier = get_verifier(self.verifier_name)
         return self._verifier
 
-    def correct(self, response: str, gold: Any, lang: Any) -> bool | None:
-        """Verdict on one response; ``None`` when the row has no gold or no language."""
+    def correct(self, completion: str, gold: Any, lang: Any) -> bool | None:
+        """Verdict on one completion (think block included); ``None`` when the row has no gold or no language."""
         if gold is None or lang is None:
             return None
-        return bool(self.verifier(response, str(gold), str(lang), extract=True).correct)
+        return bool(self.verifier(completion, str(gold), str(lang), extract=True, mode=self.extraction).correct)
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
                  **_: Any) -> list[float | None]:
-        from components.verification import split_think
-
         golds, langs = columns(len(completions), gold, lang)
         rewards: list[float | None] = []
         for completion, g, l in zip(completions, golds, langs):
-            verdict = self.correct(split_think(completion_text(completion)).response, g, l)
+            verdict = self.correct(completion_text(completion), g, l)
             rewards.append(None if verdict is None else float(verdict))
         report(log_metric, "reward/accuracy", mean(rewards))
         return rewards

@@ -48,12 +48,12 @@ from components.rewards.curriculum import adamame_alpha, cosine_phi
 class AdaMameReward:
     """α_i(t)·r_acc; ``None`` for rows without gold/lang."""
 
-    def __init__(self, *, verifier: str = "trusted", beta: float = 2.0, phi_floor: float = 0.1,
-                 detect_chars: int = 500, languages: Sequence[str] = ()) -> None:
+    def __init__(self, *, verifier: str = "trusted", extraction: str = "strict", beta: float = 2.0,
+                 phi_floor: float = 0.1, detect_chars: int = 500, languages: Sequence[str] = ()) -> None:
         if detect_chars < 1:
             raise ValueError(f"detect_chars must be >= 1, got {detect_chars}")
         self.__name__ = "adamame"
-        self.accuracy = AccuracyReward(verifier=verifier)
+        self.accuracy = AccuracyReward(verifier=verifier, extraction=extraction)
         self.beta = beta
         self.phi_floor = phi_floor
         self.detect_chars = detect_chars
@@ -68,14 +68,15 @@ class AdaMameReward:
         golds, langs = columns(len(completions), gold, lang)
         step, horizon = step_and_horizon(trainer_state)
         phi = cosine_phi(step, horizon, self.phi_floor)
-        splits = [split_think(completion_text(c)) for c in completions]
+        texts = [completion_text(c) for c in completions]
+        splits = [split_think(text) for text in texts]
         detected = get_detector(self.languages).detect_many([s.trace[: self.detect_chars] for s in splits])
         rewards: list[float | None] = []
         accs: list[float | None] = []
         alphas: list[float | None] = []
         matches: list[float | None] = []
-        for split, g, l, found in zip(splits, golds, langs, detected):
-            correct = self.accuracy.correct(split.response, g, l)
+        for text, g, l, found in zip(texts, golds, langs, detected):
+            correct = self.accuracy.correct(text, g, l)
             if correct is None:
                 for column in (rewards, accs, alphas, matches):
                     column.append(None)

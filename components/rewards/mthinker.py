@@ -80,12 +80,12 @@ def parse_score(text: str) -> float | None:
 class MThinkerReward:
     """``R_lc + R_acc + R_cta`` (see the module docstring); ``None`` for rows without gold/lang."""
 
-    def __init__(self, *, verifier: str = "trusted", judge: Mapping[str, Any] | None = None,
+    def __init__(self, *, verifier: str = "trusted", extraction: str = "strict", judge: Mapping[str, Any] | None = None,
                  judge_max_new_tokens: int = 64, judge_temperature: float = 0.0,
                  question_column: str = "en_question", reference_column: str = "en_reference",
                  min_letters: int = 16, languages: Sequence[str] = ()) -> None:
         self.__name__ = "mthinker"
-        self.accuracy = AccuracyReward(verifier=verifier)
+        self.accuracy = AccuracyReward(verifier=verifier, extraction=extraction)
         self.judge = dict(judge) if judge is not None else None
         self.judge_options = {"temperature": judge_temperature, "max_new_tokens": judge_max_new_tokens}
         self.columns = (question_column, reference_column)
@@ -138,8 +138,9 @@ class MThinkerReward:
             if g is None or l is None:
                 rewards.append(None)
                 continue
-            ok, split = self.consistent(completion_text(completion), str(l), detector)
-            correct = ok and bool(self.accuracy.correct(split.response, g, l))
+            text = completion_text(completion)
+            ok, split = self.consistent(text, str(l), detector)
+            correct = ok and bool(self.accuracy.correct(text, g, l))
             lcs.append(float(ok))
             accs.append(float(correct))
             rewards.append((0.0 if ok else -1.0) + float(correct))

@@ -9,7 +9,8 @@ Per response, four binary signals:
   with a non-empty trace (``require_think``; off for non-thinking models) and
   a non-empty ``\\boxed{…}`` answer in the response after it (the format the
   prompts ask for; a bare number or an answer phrase does not count);
-* ``r_acc`` — 1 when the verifier (``trusted`` by default) accepts the answer;
+* ``r_acc`` — 1 when the verifier (``trusted`` by default) accepts the answer
+  (``extraction`` strict by default: the last ``\\boxed{}`` after ``</think>``);
 * ``r_SLC`` — 1 when ``SLC(T, L) ≥ τ``: the share of reasoning steps of the trace
   ``T`` in the query language ``L`` (``components.metrics.slc``; a trace without
   any step with letters has SLC ``None`` and fails).
@@ -82,13 +83,17 @@ class PCSSignals:
 class PCSReward:
     """PCS's gated reward with a step-level language-consistency term and a τ curriculum."""
 
-    def __init__(self, *, verifier: str = "trusted", require_think: bool = True, tau_start: float = 0.1,
+    def __init__(self, *, verifier: str = "trusted", extraction: str = "strict", require_think: bool = True,
+                 tau_start: float = 0.1,
                  tau_step: float = 0.1, tau_max: float = 0.95, tau_interval: int = 40,
                  tau_pass_threshold: float = 0.9, repetition_max_period: int = 128,
                  repetition_min_repeats: int = 3, repetition_min_span: int = 24,
                  tau_window: str = "pooled", languages: Sequence[str] = ()) -> None:
+        if not require_think and extraction == "strict":
+            raise ValueError("require_think false (a model without a think block) with extraction strict (the "
+                             "boxed answer after </think>) would never find an answer; set extraction lenient")
         self.__name__ = "pcs"
-        self.accuracy = AccuracyReward(verifier=verifier)
+        self.accuracy = AccuracyReward(verifier=verifier, extraction=extraction)
         self.require_think = require_think
         self.curriculum = TauCurriculum(tau=tau_start, delta=tau_step, maximum=tau_max,
                                         interval=tau_interval, threshold=tau_pass_threshold, window=tau_window)
@@ -112,7 +117,7 @@ class PCSReward:
         split = split_think(text)
         fmt = self.format_ok(split, lang)
         no_rep = not has_degenerate_repetition(text, **self.repetition)
-        correct = bool(self.accuracy.correct(split.response, gold, lang))
+        correct = bool(self.accuracy.correct(text, gold, lang))
         value = slc(split.trace, lang, detector)
         slc_pass = value is not None and value >= self.curriculum.tau
         return PCSSignals(fmt=fmt, no_repetition=no_rep, correct=correct, slc=value, slc_pass=slc_pass)

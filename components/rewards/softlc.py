@@ -37,12 +37,13 @@ def _scoped(split: Any, text: str, scope: Scope) -> str:
 class SoftLCReward:
     """``r_acc + bonus · 1[lang(text) = lang(q)]``; ``None`` for rows without gold/lang."""
 
-    def __init__(self, *, verifier: str = "trusted", bonus: float = 0.1, scope: Scope = "completion",
+    def __init__(self, *, verifier: str = "trusted", extraction: str = "strict", bonus: float = 0.1,
+                 scope: Scope = "completion",
                  detect_chars: int | None = None, languages: Sequence[str] = ()) -> None:
         if scope not in ("completion", "trace", "response"):
             raise ValueError(f"unknown scope {scope!r} (known: completion, trace, response)")
         self.__name__ = "softlc"
-        self.accuracy = AccuracyReward(verifier=verifier)
+        self.accuracy = AccuracyReward(verifier=verifier, extraction=extraction)
         self.bonus = bonus
         self.scope = scope
         self.detect_chars = detect_chars
@@ -62,8 +63,8 @@ class SoftLCReward:
         rewards: list[float | None] = []
         accs: list[float | None] = []
         matches: list[float | None] = []
-        for split, g, l, found in zip(splits, golds, langs, detected):
-            correct = self.accuracy.correct(split.response, g, l)
+        for text, g, l, found in zip(texts, golds, langs, detected):
+            correct = self.accuracy.correct(text, g, l)
             match = None if correct is None else float(found is not None and found == l)
             accs.append(None if correct is None else float(correct))
             matches.append(match)

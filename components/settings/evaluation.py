@@ -50,9 +50,16 @@ class BenchmarkSettings(StrictSettings):
 
 
 class ScoringSettings(StrictSettings):
-    """Scoring rules: verifier, LCPR rule, SLC threshold, TTC context, pass@k, language groups."""
+    """Scoring rules: verifier, answer extraction, LCPR rule, SLC threshold, TTC context, pass@k, language groups.
+
+    ``extraction``: ``strict`` takes the last ``\\boxed{}`` after ``</think>`` and nothing
+    else (the paper protocols); ``lenient`` falls back to answer phrases, the last
+    number and short responses (``components.extraction``). Either way the share of
+    answers only a fallback finds is reported per language (``fallback_share``).
+    """
 
     verifier: VerifierName = "trusted"
+    extraction: Literal["strict", "lenient"] = "lenient"
     lcpr_rule: LcprRuleName = "adamame"
     slc_threshold: float = Field(default=0.9, ge=0, le=1)
     max_context: int = Field(default=8192, ge=1)

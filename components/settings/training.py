@@ -156,7 +156,8 @@ class GRPOValidationSettings(StrictSettings):
     validation set (``dataset``; ``None``: ``rl_validation.parquet`` beside the
     training set, which the data stage holds out) with ``sampling`` (greedy by
     default), rendered like the training prompts; per-language accuracy (by
-    ``verifier``), LCPR and response length go to the run's step curves.
+    ``verifier`` on the answer ``extraction`` finds), LCPR and response length go to the
+    run's step curves.
     ``limit_per_language`` caps the rows per language.
     """
 
@@ -169,6 +170,7 @@ class GRPOValidationSettings(StrictSettings):
         default_factory=lambda: SamplingSettings(n=1, temperature=0.0, max_new_tokens=1024, batch_size=16)
     )
     verifier: VerifierName = "trusted"
+    extraction: Literal["strict", "lenient"] = "strict"
 
     @model_validator(mode="after")
     def _only_when_enabled(self) -> "GRPOValidationSettings":

@@ -54,14 +54,15 @@ def limit_per_language(rows: list[dict], limit: int | None) -> list[dict]:
     return kept
 
 
-def validation_metrics(rows: list[dict], completions: list[list[Any]], verifier: str) -> dict[str, float]:
+def validation_metrics(rows: list[dict], completions: list[list[Any]], verifier: str,
+                       extraction: str = "strict") -> dict[str, float]:
     """``validation/<metric>/<lang>`` (and ``/overall``): accuracy, LCPR and mean response length in tokens."""
     from components.scoring import score_rows
 
     samples = [{"id": row["id"], "lang": row["lang"], "gold": row["gold"], "completion": c.text,
                 "sample_index": index, "num_tokens": c.num_tokens}
                for row, outputs in zip(rows, completions) for index, c in enumerate(outputs)]
-    scored = score_rows(samples, verifier=verifier, lcpr_rule="adamame")
+    scored = score_rows(samples, verifier=verifier, lcpr_rule="adamame", extraction=extraction)
     out: dict[str, float] = {}
     for lang, cell in scored["aggregate"].items():
         out.update({f"validation/{name}/{lang}": float(cell[name]) for name in METRICS if cell.get(name) is not None})
@@ -131,4 +132,4 @@ class ValidationCallback(_Callback):
         self.history.append(step)
         if main:
             self.write(step, validation_metrics([p[0] for p in pairs], [p[1] for p in pairs],
-                                                self.settings.verifier))
+                                                self.settings.verifier, self.settings.extraction))

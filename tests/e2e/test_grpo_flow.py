@@ -83,7 +83,8 @@ REWARD_CASES = {
     # reward -> (params, MLflow keys that must hold values at steps 1 and 2)
     "accuracy": ({}, ["grpo/reward/accuracy", "grpo/rewards/accuracy/mean"]),
     "adamame": ({}, ["grpo/curriculum/phi", "grpo/curriculum/alpha_mean", "grpo/language/query_match"]),
-    "pcs": ({"require_think": False}, ["grpo/curriculum/tau", "grpo/reward/r_rep", "grpo/reward/r_fmt",
+    "pcs": ({"require_think": False, "extraction": "lenient"}, ["grpo/curriculum/tau", "grpo/reward/r_rep",
+                                                                "grpo/reward/r_fmt",
                                        "grpo/reward/r_slc", "grpo/language/slc_mean",
                                        "grpo/curriculum/reference_resets"]),
     "softlc": ({}, ["grpo/reward/language_bonus", "grpo/language/query_match"]),
@@ -136,7 +137,7 @@ def complete_checkpoints(project: Path) -> list[Path]:
 def test_killed_run_resumes_with_same_tau_and_step(project, prefect_server, tmp_path):
     root = tmp_path / "project"
     root.mkdir()
-    rewards = json.dumps([{"name": "pcs", "params": {"require_think": False}}])
+    rewards = json.dumps([{"name": "pcs", "params": {"require_think": False, "extraction": "lenient"}}])
     overrides = tiny_overrides(project["model"], project["data"], f"grpo.rewards={rewards}", "grpo.max_steps=12",
                                f"grpo.audit.rollouts={project['rollouts']}")
     command = [sys.executable, "-m", "flows.cli", "grpo", str(PROFILE), *overrides, "--project-dir", str(root)]

@@ -94,8 +94,8 @@ def grpo_result(scripted: dict, processes: int, accelerate_config: str, out: Pat
     from components.training.runner import TrainingJob
     from tasks.training import run_trainer
 
-    reward = {"name": "pcs", "params": {"require_think": False, "tau_interval": 1, "tau_pass_threshold": 0.5,
-                                        "tau_window": "batch"}}
+    reward = {"name": "pcs", "params": {"require_think": False, "extraction": "lenient", "tau_interval": 1,
+                                        "tau_pass_threshold": 0.5, "tau_window": "batch"}}
     section = GRPOStageSettings(
         model={"model": str(scripted["model"]), "device": "cpu", "dtype": "float32"}, dataset=str(scripted["data"]),
         prompt={"style": "prefix", "instruction": "none"}, rewards=[reward], max_steps=2, beta=0.0,

@@ -34,7 +34,7 @@ def test_names_are_mlflow_safe_and_unique():
 def test_columns_and_row_fields():
     assert COLUMNS == ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
     assert set(ROW_FIELDS) == {"correct", "line_pass", "word_pass", "slc", "slc_and_acc", "lang_detected", "ttc",
-                               "ttc_chars"}
+                               "ttc_chars", "fallback"}
     assert MACRO_RULES == {"mmath": "source"}
 
 

@@ -91,8 +91,17 @@ def test_slc_threshold_follows_tau():
 
 
 def test_think_block_optional_for_non_thinking_models():
-    reward = PCSReward(require_think=False)
+    reward = PCSReward(require_think=False, extraction="lenient")
     assert reward(["q"], [f"{FR_TRACE} \\boxed{{13}}"], gold=["13"], lang=["fr"]) == [1.1]
+    with pytest.raises(ValueError, match="would never find an answer; set extraction lenient"):
+        PCSReward(require_think=False)
+
+
+def test_a_truncated_rollout_earns_no_accuracy():
+    reward = PCSReward()
+    truncated = f"<think>{FR_TRACE} \\boxed{{13}}"  # cut off before </think>
+    assert reward(["q"], [truncated, f"<think>{FR_TRACE}</think>\\boxed{{13}}"], gold=["13"] * 2,
+                  lang=["fr"] * 2) == [0.0, 1.1]
 
 
 def test_pass_at_slc_window_is_a_reward_parameter():

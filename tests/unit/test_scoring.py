@@ -12,7 +12,7 @@ from components.scoring import read_jsonl_rows, score_file, score_rows, verify_f
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "score_example.jsonl"
 ROW_FIELDS = {"id", "lang", "benchmark", "sample_index", "extracted", "normalized", "correct", "line_pass",
-              "word_pass", "slc", "lang_detected", "slc_and_acc", "ttc", "ttc_chars"}
+              "word_pass", "slc", "lang_detected", "slc_and_acc", "ttc", "ttc_chars", "fallback"}
 
 
 def completion(trace: str, answer: str) -> str:
@@ -191,3 +191,25 @@ def test_verify_reports_fnr_per_language_when_rows_carry_the_right_verdict():
     assert {v["fnr"] for v in trusted.values()} == {0.0} and trusted["overall"]["fpr"] == 0.0
     assert exact["overall"]["fnr_gap"] > 0
     assert exact["ja"]["fnr"] > exact["en"]["fnr"]
+
+
+# ---------------------------------------------------------------- strict and lenient extraction
+
+EXTRACTION_ROWS = [  # (completion, correct when strict, correct when lenient, found only by a fallback)
+    ("<think>\n16 - 3 = 13\n</think>\n\n\\boxed{13}", True, True, False),
+    ("<think>\n16 - 3 = 13\n</think>\n\nThe answer is 13.", False, True, True),   # a phrase
+    ("<think>\n16 - 3 = 13\n</think>\n\nSo 13 eggs remain.", False, True, True),  # the last number
+    ("<think>\nLet me see: 16 - 3 = \\boxed{13}", False, True, True),           # truncated: no </think>
+    ("<think>\n16 - 3 = 13\n</think>\n\nI am not sure how many\neggs are left.", False, False, False),  # none
+]
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_extraction_mode_and_the_fallback_share_per_language(mode):
+    rows = [{"id": str(i), "lang": "en", "gold": "13", "completion": text}
+            for i, (text, *_) in enumerate(EXTRACTION_ROWS)]
+    result = score_rows(rows, verifier="trusted", extraction=mode)
+    expected = [strict if mode == "strict" else lenient for _, strict, lenient, _ in EXTRACTION_ROWS]
+    assert [row["correct"] for row in result["rows"]] == expected
+    assert [row["fallback"] for row in result["rows"]] == [case[3] for case in EXTRACTION_ROWS]
+    assert result["aggregate"]["en"]["fallback_share"] == pytest.approx(3 / 5)  # the same in both modes
