@@ -47,7 +47,7 @@ def check_adamame(summary: dict, metrics: dict) -> None:
     first = rows[0]["prompt"]
     assert first.startswith("<|im_start|>user\nVeuillez raisonner")  # the instruction comes first (prepended)
     assert first.endswith("<|im_start|>assistant\n")                  # thinking on: the turn is left open
-    for key in ("pass_at_2", "pass_at_1", "avg_at_2", "lcpr", "ttc"):
+    for key in ("pass_at_2", "pass_at_1", "avg_at_2", "lcpr", "ttc", "fallback_share"):
         assert f"evaluation/mgsm_rev2/fr/{key}" in metrics and f"evaluation/msvamp/en/{key}" in metrics, key
 
 
@@ -61,6 +61,7 @@ def check_pcs(summary: dict, metrics: dict) -> None:
         assert f"evaluation/mmath/{lang}/avg_at_2" in metrics and f"evaluation/mmath/{lang}/slc_and_acc" in metrics
         assert f"evaluation/mmath/{lang}/accuracy_micro" in metrics  # macro over subsets, pooled beside it
         assert f"evaluation/mmlu_prox_math/{lang}/avg_at_1" in metrics
+        assert f"evaluation/mmath/{lang}/fallback_share" in metrics  # answers only a lenient fallback finds
 
 
 def check_verifier_bias(summary: dict, metrics: dict) -> None:
