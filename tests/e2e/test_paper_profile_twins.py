@@ -41,8 +41,8 @@ def metrics_of(project: Path, run_id: str) -> dict[str, float]:
     return MlflowClient(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}").get_run(run_id).data.metrics
 
 
-def check_adamame(summary: dict, metrics: dict) -> None:
-    rows = rows_of(summary["benchmarks"]["mgsm_rev2"]["generations"])
+def check_adamame(generations: dict, metrics: dict) -> None:
+    rows = rows_of(generations["mgsm_rev2"])
     assert len(rows) == 3 * 2 * 2  # languages x problems x samples
     first = rows[0]["prompt"]
     assert first.startswith("<|im_start|>user\nVeuillez raisonner")  # the instruction comes first (prepended)
@@ -51,9 +51,9 @@ def check_adamame(summary: dict, metrics: dict) -> None:
         assert f"evaluation/mgsm_rev2/fr/{key}" in metrics and f"evaluation/msvamp/en/{key}" in metrics, key
 
 
-def check_pcs(summary: dict, metrics: dict) -> None:
-    mmath = rows_of(summary["benchmarks"]["mmath"]["generations"])
-    mmlu = rows_of(summary["benchmarks"]["mmlu_prox_math"]["generations"])
+def check_pcs(generations: dict, metrics: dict) -> None:
+    mmath = rows_of(generations["mmath"])
+    mmlu = rows_of(generations["mmlu_prox_math"])
     assert len(mmath) == 2 * 2 * 2 and len(mmlu) == 2 * 2 * 1  # avg@2 on MMATH, one sample on MMLU-ProX
     assert "\nA. 74\nB. 84" in mmlu[0]["prompt"] and mmlu[0]["gold"] == "B"
     assert mmath[0]["prompt"].split("<|im_end|>")[0].endswith("\\boxed{}.")  # prompt control: after
@@ -64,8 +64,8 @@ def check_pcs(summary: dict, metrics: dict) -> None:
         assert f"evaluation/mmath/{lang}/fallback_share" in metrics  # answers only a lenient fallback finds
 
 
-def check_verifier_bias(summary: dict, metrics: dict) -> None:
-    assert len(rows_of(summary["generations"])) == 3 * 2 * 2
+def check_verifier_bias(generations: dict, metrics: dict) -> None:
+    assert len(rows_of(generations["mgsm"])) == 3 * 2 * 2
     for lang in ("en", "ja", "zh"):
         assert f"audit/trusted/{lang}/accuracy" in metrics and f"audit/exact/{lang}/err" in metrics
         assert f"audit/stress/exact/{lang}/accept_correct" in metrics
@@ -79,9 +79,15 @@ CHECKS = {"adamame": check_adamame, "pcs": check_pcs, "verifier-bias": check_ver
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_cpu_twin_runs_on_the_tiny_model(name, tiny_model_dir, shared_data, tmp_path, prefect_server):
     from components.config import load_profile_dict
-    from flows.audit import run_audit
+    from flows.commands import run_audit
     from flows.evaluation import evaluation_flow
 
     profile = load_profile_dict(twin(name, tiny_model_dir, tmp_path))
-    summary = run_audit(profile) if profile.audit is not None else evaluation_flow(profile)
-    CHECKS[name](summary, metrics_of(tmp_path, summary["run_id"]))
+    if profile.audit is not None:  # the audit generates through the evaluation first
+        audited = run_audit(profile)
+        generations, run_id = {"mgsm": audited["generations"]}, audited["run_id"]
+    else:
+        outputs = evaluation_flow(profile)
+        generations = {name: b.generations.path for name, b in outputs.benchmarks.items()}
+        run_id = outputs.run_id
+    CHECKS[name](generations, metrics_of(tmp_path, run_id))
