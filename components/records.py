@@ -27,6 +27,7 @@ class BenchmarkItem:
 
     ``source``: the sub-benchmark (MMATH: MATH500/AIME2024/AIME2025/CNMO).
     ``options``: multiple-choice options in letter order (MMLU-ProX); ``gold`` is then a letter.
+    ``answers``: every accepted answer string of an open-domain QA item (MKQA, XOR-TyDi); ``gold`` is the first.
     """
 
     id: str
@@ -36,6 +37,7 @@ class BenchmarkItem:
     gold: str
     source: str | None = None
     options: tuple[str, ...] | None = None
+    answers: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (options as a list).
@@ -46,6 +48,10 @@ class BenchmarkItem:
         data = asdict(self)
         if self.options is not None:
             data["options"] = list(self.options)
+        if self.answers is None:
+            del data["answers"]  # rows of the math benchmarks keep their shape (and cache keys)
+        else:
+            data["answers"] = list(self.answers)
         return data
 
     @classmethod
@@ -55,8 +61,7 @@ class BenchmarkItem:
         >>> BenchmarkItem.from_dict({"id": "1", "benchmark": "b", "lang": "en", "question": "q", "gold": "2"}).gold
         '2'
         """
-        options = data.get("options")
-        fields = {**data, "options": tuple(options) if options is not None else None}
+        fields = {**data, **{name: tuple(data[name]) for name in ("options", "answers") if data.get(name) is not None}}
         return cls(**fields)
 
 

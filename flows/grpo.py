@@ -9,7 +9,9 @@ samples of the policy; then the trainer runs as its own process, resuming from
 its last complete checkpoint, and the curves (``grpo/...``), checkpoints,
 adapter and curriculum plot go to the run. The final weights are relative to the
 original base: the SFT and GRPO adapters concatenated into one, or the merged
-model after a reference reset. ``polyreason grpo PROFILE.yaml`` runs it.
+model after a reference reset. With ``grpo.lcrl`` (LcRL's search loop) the QA
+rows and the retrieval index are built first, by cached tasks; ``grpo.coupling``
+only changes how the trainer groups rollouts. ``polyreason grpo PROFILE.yaml`` runs it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tasks import tracking
 from tasks.grpo import (
     audit_rollouts_task, final_weights_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task,
 )  # fmt: skip
+from tasks.lcrl import lcrl_section
 from tasks.models import resolve_model_task
 from tasks.outputs import GRPOOutputs, RLOutputs, SFTOutputs
 from tasks.tracking import RunRef
@@ -44,6 +47,7 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
     """Audit the reward, train with GRPO, log everything; returns the final weights."""
     profile, project = prepared(profile)
     section = stage_section(require(profile, "grpo"), rl, sft)
+    section = lcrl_section(section, str(project))  # LcRL's QA rows and retrieval index, when grpo.lcrl is set
     cache_dir = str(project / ".cache")
     policy = resolve_model_task(section.model, cache_dir, "policy")
     base = sft.base if sft else resolve_model_task(section.model.model_copy(update={"adapter": None}), cache_dir)

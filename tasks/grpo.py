@@ -24,7 +24,7 @@ from tasks.tracking import RunRef
 from tasks.training import log_training_output, run_trainer, trained_ref, training_dir
 
 TRAIN_MODULES = ("components.training", "components.rewards", "components.verification", "components.language",
-                 "components.metrics", "components.settings")
+                 "components.metrics", "components.settings", "components.retrieval")
 
 
 @task(name="grpo-inputs", cache_policy=NO_CACHE)

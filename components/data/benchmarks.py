@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal
 
 from components.data import loaders_hub
+from components.data import benchmarks_qa
 from components.data.loaders_local import Record, RowError, read_records, read_tsv
 from components.records import OPTION_LETTERS, BenchmarkItem
 
@@ -298,12 +299,38 @@ load_msvamp = _loader(_Spec("msvamp", _msvamp_row, _msvamp_files))
 load_mmath = _loader(_Spec("mmath", _mmath_row, _mmath_files))
 load_mmlu_prox_math = _loader(_Spec("mmlu_prox_math", _mmlu_prox_row, _mmlu_prox_files))
 
+
+def _qa_loader(name: str) -> Callable[..., LoadResult]:
+    """A loader over ``components.data.benchmarks_qa.read_qa`` (open-domain QA: MKQA, XOR-TyDi, offline set)."""
+
+    def load(*, data_dir: str | None = None, languages: list[str] | None = None, limit: int | None = None,
+             selection: Selection = "first", sample_seed: int = 0,
+             hub_languages: list[str] | None = None) -> LoadResult:
+        wanted, from_hub = list(languages or []), list(hub_languages or [])
+        local = [lang for lang in wanted if lang not in from_hub] if data_dir else wanted
+        per_lang, errors = benchmarks_qa.read_qa(name, data_dir, local) if local or not from_hub else ({}, [])
+        if data_dir and from_hub:  # these languages come from the hub copy even though a local directory is given
+            hub_items, hub_errors = benchmarks_qa.read_qa(name, None, [lang for lang in wanted if lang in from_hub])
+            per_lang, errors = per_lang | hub_items, errors + hub_errors
+        return LoadResult([item for items in per_lang.values()
+                           for item in select(items, limit=limit, selection=selection, sample_seed=sample_seed)],
+                          errors)
+
+    load.__name__ = f"load_{name}"
+    return load
+
+
+load_mkqa, load_xor_tydi, load_offline_qa = _qa_loader("mkqa"), _qa_loader("xor_tydi"), _qa_loader("offline_qa")
+
 BENCHMARKS: dict[str, Callable[..., LoadResult]] = {
     "mgsm": load_mgsm,
     "mgsm_rev2": load_mgsm_rev2,
     "msvamp": load_msvamp,
     "mmath": load_mmath,
     "mmlu_prox_math": load_mmlu_prox_math,
+    "mkqa": load_mkqa,  # open-domain QA (components.data.benchmarks_qa)
+    "xor_tydi": load_xor_tydi,
+    "offline_qa": load_offline_qa,
 }
 
 

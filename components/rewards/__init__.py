@@ -7,7 +7,7 @@ with curriculum state exposes it as ``.curriculum`` (a ``TauCurriculum``); the
 training entry point hands it to ``CurriculumCallback`` to be checkpointed.
 
 >>> sorted(REWARDS)
-['accuracy', 'adamame', 'mthinker', 'pcs', 'softlc']
+['accuracy', 'adamame', 'lcrl', 'mthinker', 'pcs', 'softlc']
 >>> build_reward("softlc", {"bonus": 0.2}, languages=["fr"]).bonus
 0.2
 >>> reward_parameter_problems("pcs", {"tau_strat": 0.2})[0].startswith("unknown parameter 'tau_strat'")
@@ -22,6 +22,7 @@ from typing import Any
 
 from components.rewards.accuracy import AccuracyReward
 from components.rewards.adamame import AdaMameReward
+from components.rewards.lcrl import LcRLReward
 from components.rewards.mthinker import MThinkerReward
 from components.rewards.pcs import PCSReward
 from components.rewards.softlc import SoftLCReward
@@ -29,6 +30,7 @@ from components.rewards.softlc import SoftLCReward
 REWARDS: dict[str, Callable[..., Any]] = {
     "accuracy": AccuracyReward,
     "adamame": AdaMameReward,
+    "lcrl": LcRLReward,
     "mthinker": MThinkerReward,
     "pcs": PCSReward,
     "softlc": SoftLCReward,

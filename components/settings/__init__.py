@@ -12,6 +12,7 @@ from components.settings.data import (
     DataSettings, DataSourceSettings, RejectionSettings, TraceSettings, TranslationSettings,
 )  # fmt: skip
 from components.settings.evaluation import BenchmarkSettings, EvaluationSettings, ScoringSettings
+from components.settings.lcrl import CouplingSettings, LcRLSettings, RetrievalSettings
 from components.settings.profile import NightlySettings, Profile, RegistrySettings, resolve_path
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings, TrackingSettings
 from components.settings.training import (
@@ -22,7 +23,8 @@ SECTIONS = (
     TrackingSettings, ModelSettings, SamplingSettings, PromptSettings, LoraSettings, BenchmarkSettings,
     ScoringSettings, EvaluationSettings, AuditSettings, DataSourceSettings, TranslationSettings, TraceSettings,
     RejectionSettings, DataSettings, SFTSettings, RewardSettings, KLResetSettings, RewardAuditSettings,
-    GRPOValidationSettings, GRPOStageSettings, RegistrySettings, NightlySettings, Profile,
+    GRPOValidationSettings, CouplingSettings, RetrievalSettings, LcRLSettings, GRPOStageSettings, RegistrySettings,
+    NightlySettings, Profile,
 )  # fmt: skip
 
 __all__ = [cls.__name__ for cls in SECTIONS] + [

@@ -49,6 +49,7 @@ REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, registry attribut
     "reward": ("components.rewards", "REWARDS"),
     "rejection strategy": ("components.data.rejection", "REJECTION_STRATEGIES"),
     "LCPR rule": ("components.metrics.lcpr", "LCPR_RULES"),
+    "retriever": ("components.retrieval", "RETRIEVERS"),
 }
 
 

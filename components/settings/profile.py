@@ -199,9 +199,14 @@ def grpo_problems(profile: Profile) -> list[str]:
             problems.append(f"grpo.model: GRPO trains the SFT model of this profile (base {profile.sft.model.model!r} "
                             "plus the trained adapter); set grpo.model.model to sft.model.model and leave its adapter "
                             "unset, or drop the sft section to train another model")
-    if grpo.dataset is None and (profile.data is None or profile.data.rejection is None):
+    qa_rows = grpo.lcrl is not None and grpo.lcrl.dataset is not None  # LcRL: rows built from a QA benchmark
+    rl_set = profile.data is not None and profile.data.rejection is not None
+    if grpo.dataset is None and not qa_rows and not rl_set:
         problems.append("grpo.dataset: unset and the profile has no data.rejection section to build the RL set; "
                         "set grpo.dataset")
+    if qa_rows and rl_set:
+        problems.append("grpo.lcrl.dataset: the recipe trains GRPO on the RL set of data.rejection, so the QA rows "
+                        "would never be read; drop one of them")
     return problems
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from components.settings.base import ProjectPath, StrictSettings, VerifierName, changed_fields, check_registered
+from components.settings.lcrl import CouplingSettings, LcRLSettings, lcrl_problems
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings
 
 TRAINER_OPERATIONAL = {
@@ -209,6 +210,8 @@ class GRPOStageSettings(StrictSettings):
     kl_reset: KLResetSettings = Field(default_factory=KLResetSettings)
     audit: RewardAuditSettings = Field(default_factory=RewardAuditSettings)
     validation: GRPOValidationSettings = Field(default_factory=GRPOValidationSettings)
+    coupling: CouplingSettings = Field(default_factory=CouplingSettings)  # LcRL language-coupled groups
+    lcrl: LcRLSettings | None = None  # LcRL search tool loop (components.settings.lcrl); None: plain rollouts
     loss_type: Literal["grpo", "dr_grpo", "dapo", "bnpo"] = "dr_grpo"
     scale_rewards: Literal["group", "batch", "none"] = "group"
     beta: float = Field(default=0.001, ge=0)
@@ -251,6 +254,8 @@ class GRPOStageSettings(StrictSettings):
         if batch % sampling.n or batch % self.per_device_train_batch_size:
             raise ValueError(f"a generation batch of {batch} completions must be a multiple of sampling.n "
                              f"({sampling.n}) and of per_device_train_batch_size ({self.per_device_train_batch_size})")
+        if lcrl_problems(self):
+            raise ValueError("; ".join(lcrl_problems(self)))
         if self.kl_reset.enabled and self.beta == 0:
             raise ValueError("kl_reset needs a KL term: set beta > 0 (PCS: 0.001)")
         uses_vllm = self.model is not None and self.model.backend == "vllm"

@@ -75,22 +75,21 @@ def accelerator_sum(accelerator: Any):
 
 def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abort_after: int | None):
     """The trainer with rewards, LoRA and our callbacks; also returns the callbacks that hold state."""
-    from datasets import Dataset
-    from trl import GRPOTrainer
+    from components.training.lcrl import grouped_trainer
 
     settings, model_settings = job.grpo, job.model_settings
     device = resolve_device(model_settings)
     model, tokenizer = load_model(model_settings, device, padding_side="left")
-    raw = load_rows(job.dataset)
-    languages = sorted({row["lang"] for row in dataset_rows(raw, settings)})
+    raw_rows = load_rows(job.dataset)
+    languages = sorted({row["lang"] for row in dataset_rows(raw_rows, settings)})
     rewards = [build_reward(r.name, r.params, languages=languages) for r in settings.rewards]
     for reward in rewards:
         attach_judge(reward, out_dir / "judge-cache")
     columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
-    rows = training_rows(raw, settings, model_settings, tokenizer, keep=columns)
+    rows = training_rows(raw_rows, settings, model_settings, tokenizer, keep=columns)
     config = grpo_config(settings, model_settings, out_dir / "trainer", device, [r.weight for r in settings.rewards])
-    trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=config, train_dataset=Dataset.from_list(rows),
-                          processing_class=tokenizer, peft_config=lora_config(settings.lora))
+    trainer = grouped_trainer(settings, rows, raw_rows, out_dir, model=model, reward_funcs=rewards, args=config,
+                              processing_class=tokenizer, peft_config=lora_config(settings.lora))  # LcRL hook
     curricula = {r.__name__: r.curriculum for r in rewards if getattr(r, "curriculum", None) is not None}
     stateful: list[Any] = []
     if curricula:

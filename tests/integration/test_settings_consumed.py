@@ -30,10 +30,10 @@ import pytest
 from pydantic import Field
 
 from components.settings import (
-    SECTIONS, AuditSettings, BenchmarkSettings, DataSettings, DataSourceSettings, EvaluationSettings,
-    GRPOStageSettings, GRPOValidationSettings, KLResetSettings, LoraSettings, ModelSettings, NightlySettings,
-    Profile, PromptSettings, RejectionSettings, RegistrySettings, RewardAuditSettings, RewardSettings,
-    SamplingSettings, ScoringSettings, SFTSettings, StrictSettings,
+    SECTIONS, AuditSettings, BenchmarkSettings, CouplingSettings, DataSettings, DataSourceSettings,
+    EvaluationSettings, GRPOStageSettings, GRPOValidationSettings, KLResetSettings, LcRLSettings, LoraSettings,
+    ModelSettings, NightlySettings, Profile, PromptSettings, RegistrySettings, RejectionSettings, RetrievalSettings,
+    RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings, StrictSettings,
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
 from tasks.caching import inputs_key
@@ -51,13 +51,15 @@ BASES = {  # a valid instance of each section to start from
     GRPOValidationSettings: GRPOValidationSettings(),
     GRPOStageSettings: GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl"), Profile: Profile(name="p"),
     RegistrySettings: RegistrySettings(), NightlySettings: NightlySettings(),
+    CouplingSettings: CouplingSettings(), RetrievalSettings: RetrievalSettings(), LcRLSettings: LcRLSettings(),
 }
 READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings, RegistrySettings,  # a flow hands them on
                  NightlySettings}
-FLOW_SOURCES = ("flows/*.py", "tasks/recipe.py")  # the recipe's registration reads the registry section
+FLOW_SOURCES = ("flows/*.py", "tasks/recipe.py",  # the recipe's registration reads the registry section
+                "tasks/lcrl.py")  # the GRPO flow's LcRL inputs: QA rows only when grpo.dataset is unset
 FIELDS_READ_IN_FLOWS = {  # single fields that decide what a flow runs
     (RewardAuditSettings, "enabled"), (RejectionSettings, "policy"), (GRPOStageSettings, "model"),
-    (GRPOStageSettings, "dataset"),
+    (GRPOStageSettings, "dataset"), (LcRLSettings, "dataset"),
 }
 UNREAD: dict[tuple[type, str], str] = {}
 
@@ -311,9 +313,40 @@ def consume_grpo_validation(c):
     assert callback.history == [0, 1]
 
 
+def consume_lcrl(c):
+    """LcRL: coupled layout and the search loop (a scripted policy searches), BM25 and dense indexes."""
+    from components.data.benchmarks import load_benchmark
+    from components.data.qa_dataset import write_qa_dataset
+    from components.retrieval import build_index
+    from components.training import search_loop
+    from components.training.grpo import build_trainer
+    from components.training.runner import TrainingJob
+
+    data = c.root / "qa.jsonl"
+    write_qa_dataset(load_benchmark("offline_qa", data_dir=None, languages=["en", "fr"], limit=1).items, data)
+    dense = RetrievalSettings(retriever="dense", model=c.model, device="cpu", batch_size=8, languages=["en", "fr"])
+    build_index(dense, c.root / "dense-index")
+    index = c.root / "bm25-index"
+    build_index(RetrievalSettings(corpus=None, languages=["en", "fr"]), index)
+    lcrl = LcRLSettings(retrieval={"index": str(index), "top_k": 1, "passage_chars": 50}, rounds=[["query"], ["en"]],
+                        max_searches=1, max_turn_tokens=4, max_information_tokens=32)
+    grpo = GRPOStageSettings(model={"model": c.model, "device": "cpu", "dtype": "float32"}, dataset=str(data),
+                             prompt={"style": "plain"}, sampling={"n": 2, "temperature": 1.0, "max_new_tokens": 40},
+                             rewards=[{"name": "lcrl"}], per_device_train_batch_size=4, audit={"enabled": False},
+                             coupling={"mode": "language", "baseline": "group", "key": "id", "languages": ["en", "fr"]},
+                             lcrl=lcrl)
+    trainer, _ = build_trainer(TrainingJob(stage="grpo", grpo=grpo, model=c.model, dataset=str(data)),
+                               c.root / "lcrl", None, None)
+    prompts = [row["prompt"] for row in trainer.train_dataset]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_loop, "turn_generator", lambda t: lambda seqs, n: [
+            trainer.processing_class("<search> Tokyo </search>", add_special_tokens=False)["input_ids"] for _ in seqs])
+        trainer.rollout_func(prompts, trainer)
+
+
 CONSUMERS = [consume_tracking, consume_model_and_sampling, consume_api_model, consume_prompts, consume_benchmark,
              consume_scoring, consume_lora, consume_data_source, consume_translation_and_traces, consume_sft,
-             consume_grpo, consume_grpo_validation]
+             consume_grpo, consume_grpo_validation, consume_lcrl]
 
 
 @pytest.fixture(scope="module")

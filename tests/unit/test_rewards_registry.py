@@ -10,13 +10,16 @@ import pytest
 from components.rewards import REWARDS, build_reward, reward_parameter_problems, reward_parameters
 
 COMPLETION = "<think>Janet a seize œufs et en vend trois, il en reste treize.</think>La réponse est \\boxed{13}."
+CORRECT = {"lcrl": "<think>Seize moins trois.</think><answer>13</answer>"}  # search-QA rewards read <answer>
+NO_VERIFIER = {"lcrl"}  # judged by answer-string overlap (components.metrics.qa), not by a verifier
 
 
 @pytest.mark.parametrize("name", sorted(REWARDS))
 @pytest.mark.parametrize("chat", [False, True], ids=["standard", "conversational"])
 def test_reward_contract(name, chat):
     reward = build_reward(name, {}, languages=["fr"])
-    completions = [COMPLETION, "no answer at all", COMPLETION]
+    correct = CORRECT.get(name, COMPLETION)
+    completions = [correct, "no answer at all", correct]
     prompts = ["Combien ?"] * 3
     if chat:
         completions = [[{"role": "assistant", "content": c}] for c in completions]
@@ -36,11 +39,11 @@ def test_reward_contract(name, chat):
 @pytest.mark.parametrize("name", sorted(REWARDS))
 def test_factories_take_explicit_keywords_only(name):
     params = reward_parameters(name)
-    assert "verifier" in params and "languages" in params
+    assert ("verifier" in params or name in NO_VERIFIER) and "languages" in params
     assert reward_parameter_problems(name, {"no_such_parameter": 1})
 
 
 def test_unknown_reward():
-    assert reward_parameter_problems("nope", {}) == ["unknown reward 'nope' (known: accuracy, adamame, mthinker, pcs, softlc)"]
+    assert reward_parameter_problems("nope", {}) == ["unknown reward 'nope' (known: accuracy, adamame, lcrl, mthinker, pcs, softlc)"]
     with pytest.raises(ValueError):
         build_reward("pcs", {"tau_strat": 0.3})
