@@ -1,0 +1,165 @@
+"""Language-reward cost at the lengths GRPO trains with: ms per completion at 500 / 4,000 / 16,000 characters.
+
+Completions are French MGSM text laid out as reasoning steps: each step is one or two
+sentences drawn from the French MGSM questions ending with arithmetic (``Donc a × b = c.``),
+steps are separated by blank lines inside ``<think>…</think>``, and the response after it
+is ``La réponse est \\boxed{g}.`` with the right ``g`` (so every reward runs its full path:
+format, verifier, language detection, repetition). Every batch is drawn afresh, so no
+detection is reused from an earlier call; within a batch the steps are distinct.
+
+Each reward (``components.rewards`` registry, default parameters) is called on
+``--batch`` completions per call, as trl calls it once per generation batch; the time per
+completion is the median of ``--repeats`` calls (the spread, min–max, is printed too).
+PCS is also split into its two costs, SLC (``components.metrics.slc``) and the repetition
+gate, timed alone on the same texts.
+
+lingua's parallel API runs on rayon's global pool, sized by ``RAYON_NUM_THREADS`` when the
+process starts, so each thread count runs in its own child process (``--threads N`` runs
+one in-process). The scaling is time with 1 thread / time with 2 threads at 16,000
+characters. The machine load (``os.getloadavg``) is printed before and after: other jobs
+sharing the cores make the numbers noisy.
+
+    python bench/reward_scale.py [--batch 32 --repeats 5]
+
+The last line is one JSON object ``{"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms",
+"thread_scaling"}``: ms per 16,000-character completion with 2 threads, and the PCS
+reward's speed-up from 1 to 2 threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+MGSM_FR = REPO.parent / "shared" / "data" / "mgsm" / "mgsm_fr.tsv"
+SIZES = (500, 4_000, 16_000)
+REWARDS = ("pcs", "softlc", "adamame")
+
+
+def sentences(path: Path = MGSM_FR) -> list[str]:
+    """Sentences of the French MGSM questions (at least 10 characters)."""
+    rows = [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [s.strip() for q in rows for s in re.split(r"(?<=[.?!])\s+", q) if len(s.strip()) >= 10]
+
+
+def completion(pool: list[str], chars: int, rng: random.Random) -> tuple[str, str]:
+    """(completion, gold): reasoning steps in a think block, then a boxed answer, about ``chars`` long."""
+    gold = str(rng.randint(2, 999))
+    tail = f"</think>La réponse est \\boxed{{{gold}}}."
+    steps: list[str] = []
+    size = len("<think>") + len(tail)
+    while size < chars:
+        a, b = rng.randint(2, 99), rng.randint(2, 99)
+        step = " ".join(rng.sample(pool, rng.randint(1, 2))) + f" Donc {a} × {b} = {a * b}."
+        steps.append(step)
+        size += len(step) + 2
+    return "<think>" + "\n\n".join(steps) + tail, gold
+
+
+def batch(pool: list[str], chars: int, size: int, seed: int) -> tuple[list[str], list[str]]:
+    rng = random.Random(seed)
+    pairs = [completion(pool, chars, rng) for _ in range(size)]
+    return [c for c, _ in pairs], [g for _, g in pairs]
+
+
+def time_call(fn, completions: list[str], golds: list[str]) -> float:
+    """Milliseconds per completion of one call over the batch."""
+    start = time.perf_counter()
+    fn(["q"] * len(completions), completions, gold=golds, lang=["fr"] * len(completions))
+    return (time.perf_counter() - start) * 1e3 / len(completions)
+
+
+def pcs_parts(completions: list[str]) -> dict[str, float]:
+    """SLC and repetition of the PCS reward alone, ms per completion (fresh detector memo)."""
+    from components.language import get_detector
+    from components.metrics.slc import slc
+    from components.rewards.repetition import has_degenerate_repetition
+    from components.verification import split_think
+
+    detector = get_detector(["fr"])
+    start = time.perf_counter()
+    for text in completions:
+        slc(split_think(text).trace, "fr", detector)
+    middle = time.perf_counter()
+    for text in completions:
+        has_degenerate_repetition(text)
+    end = time.perf_counter()
+    return {"slc": (middle - start) * 1e3 / len(completions), "repetition": (end - middle) * 1e3 / len(completions)}
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """All rewards at all sizes in this process: {reward: {size: [ms, ...]}}."""
+    from components.language import get_detector
+    from components.rewards import build_reward
+
+    pool = sentences()
+    get_detector(["fr"])  # built once per process, not timed
+    rewards = {name: build_reward(name, {}, languages=["fr"]) for name in REWARDS}
+    warm, warm_gold = batch(pool, 500, 4, seed=-1)
+    for reward in rewards.values():
+        reward(["q"] * 4, warm, gold=warm_gold, lang=["fr"] * 4)
+    out: dict[str, dict[int, list[float]]] = {name: {} for name in (*REWARDS, "pcs.slc", "pcs.repetition")}
+    seed = 0
+    for chars in SIZES:
+        for repeat in range(args.repeats):
+            for name, reward in rewards.items():
+                seed += 1
+                texts, golds = batch(pool, chars, args.batch, seed)
+                out[name].setdefault(chars, []).append(time_call(reward, texts, golds))
+            seed += 1
+            texts, _ = batch(pool, chars, args.batch, seed)
+            for part, value in pcs_parts(texts).items():
+                out[f"pcs.{part}"].setdefault(chars, []).append(value)
+    return out
+
+
+def child(threads: int, args: argparse.Namespace) -> dict:
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, __file__, "--threads", str(threads), "--batch", str(args.batch),
+               "--repeats", str(args.repeats)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def summary(values: list[float]) -> str:
+    return f"{statistics.median(values):7.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=32, help="completions per reward call")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="(internal) measure in this process")
+    args = parser.parse_args()
+    if args.threads is not None:
+        print(json.dumps(measure(args)))
+        return
+    print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
+    results = {threads: child(threads, args) for threads in (1, 2)}
+    print(f"load average after:  {os.getloadavg()}")
+    print(f"ms per completion, median (min-max) of {args.repeats} calls of {args.batch} completions")
+    print(f"{'reward':16s}{'threads':>8s}" + "".join(f"{c:>22,d}" for c in SIZES) + f"{'1->2 threads':>14s}")
+    for name in results[1]:
+        for threads, result in results.items():
+            cells = "".join(f"{summary(result[name][str(c)]):>22s}" for c in SIZES)
+            scale = statistics.median(results[1][name]["16000"]) / statistics.median(results[2][name]["16000"])
+            print(f"{name:16s}{threads:8d}{cells}" + (f"{scale:13.2f}x" if threads == 2 else ""))
+    at16 = {name: statistics.median(results[2][name]["16000"]) for name in REWARDS}
+    scaling = statistics.median(results[1]["pcs"]["16000"]) / at16["pcs"]
+    print(json.dumps({"pcs_16k_ms": round(at16["pcs"], 2), "softlc_16k_ms": round(at16["softlc"], 2),
+                      "adamame_16k_ms": round(at16["adamame"], 2), "thread_scaling": round(scaling, 2)}))
+
+
+if __name__ == "__main__":
+    main()
