@@ -1,8 +1,11 @@
 """Language-reward cost at the lengths GRPO trains with: ms per completion at 500 / 4,000 / 16,000 characters.
 
-Completions are French MGSM text laid out as reasoning steps: each step is one or two
-sentences drawn from the French MGSM questions ending with arithmetic (``Donc a × b = c.``),
-steps are separated by blank lines inside ``<think>…</think>``, and the response after it
+Completions are French MGSM text laid out as reasoning steps: each step is a connector,
+one or two sentences drawn from the French MGSM questions and a short conclusion with
+arithmetic (``Il reste seize pommes, donc a × b = c.``); the connector and conclusion words
+make steps distinct (digits and math are cleaned away before detection, so without them
+the same sentence would recur and be detected once). Steps are separated by blank lines
+inside ``<think>…</think>``, and the response after it
 is ``La réponse est \\boxed{g}.`` with the right ``g`` (so every reward runs its full path:
 format, verifier, language detection, repetition). Every batch is drawn afresh, so no
 detection is reused from an earlier call; within a batch the steps are distinct.
@@ -15,11 +18,12 @@ gate, timed alone on the same texts.
 
 lingua's parallel API runs on rayon's global pool, sized by ``RAYON_NUM_THREADS`` when the
 process starts, so each thread count runs in its own child process (``--threads N`` runs
-one in-process). The scaling is time with 1 thread / time with 2 threads at 16,000
-characters. The machine load (``os.getloadavg``) is printed before and after: other jobs
-sharing the cores make the numbers noisy.
+one in-process); ``--rounds`` alternates 1- and 2-thread children so that a load change
+on a shared machine hits both alike. The scaling is time with 1 thread / time with 2
+threads at 16,000 characters. The machine load (``os.getloadavg``) and each child's CPU
+seconds per wall second are printed: other jobs sharing the cores make the numbers noisy.
 
-    python bench/reward_scale.py [--batch 32 --repeats 5]
+    python bench/reward_scale.py [--batch 32 --repeats 3 --rounds 2]
 
 The last line is one JSON object ``{"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms",
 "thread_scaling"}``: ms per 16,000-character completion with 2 threads, and the PCS
@@ -53,6 +57,12 @@ def sentences(path: Path = MGSM_FR) -> list[str]:
     return [s.strip() for q in rows for s in re.split(r"(?<=[.?!])\s+", q) if len(s.strip()) >= 10]
 
 
+CONNECTORS = ("Ensuite,", "Puis", "Donc", "Alors", "Maintenant,", "D'abord,", "Enfin,", "Vérifions :")
+COUNTS = ("un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze",
+          "treize", "quatorze", "quinze", "seize", "vingt", "trente", "quarante", "cinquante")
+THINGS = ("pommes", "œufs", "euros", "livres", "crayons", "minutes", "heures", "billes", "gâteaux", "élèves")
+
+
 def completion(pool: list[str], chars: int, rng: random.Random) -> tuple[str, str]:
     """(completion, gold): reasoning steps in a think block, then a boxed answer, about ``chars`` long."""
     gold = str(rng.randint(2, 999))
@@ -61,7 +71,8 @@ def completion(pool: list[str], chars: int, rng: random.Random) -> tuple[str, st
     size = len("<think>") + len(tail)
     while size < chars:
         a, b = rng.randint(2, 99), rng.randint(2, 99)
-        step = " ".join(rng.sample(pool, rng.randint(1, 2))) + f" Donc {a} × {b} = {a * b}."
+        step = (f"{rng.choice(CONNECTORS)} " + " ".join(rng.sample(pool, rng.randint(1, 2)))
+                + f" Il reste {rng.choice(COUNTS)} {rng.choice(THINGS)}, donc {a} × {b} = {a * b}.")
         steps.append(step)
         size += len(step) + 2
     return "<think>" + "\n\n".join(steps) + tail, gold
@@ -128,8 +139,21 @@ def child(threads: int, args: argparse.Namespace) -> dict:
     env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(REPO)}
     command = [sys.executable, __file__, "--threads", str(threads), "--batch", str(args.batch),
                "--repeats", str(args.repeats)]
+    before, start = os.times(), time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    after, wall = os.times(), time.perf_counter() - start
+    cpu = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    print(f"  child with {threads} thread(s): {wall:.1f} s wall, {cpu / wall:.2f} CPU s per wall s")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def merged(runs: list[dict]) -> dict:
+    out: dict = {}
+    for run in runs:
+        for name, cells in run.items():
+            for size, values in cells.items():
+                out.setdefault(name, {}).setdefault(size, []).extend(values)
+    return out
 
 
 def summary(values: list[float]) -> str:
@@ -139,16 +163,22 @@ def summary(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batch", type=int, default=32, help="completions per reward call")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3, help="calls per cell in each child")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating 1-/2-thread children")
     parser.add_argument("--threads", type=int, default=None, help="(internal) measure in this process")
     args = parser.parse_args()
     if args.threads is not None:
         print(json.dumps(measure(args)))
         return
     print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
-    results = {threads: child(threads, args) for threads in (1, 2)}
+    runs: dict[int, list[dict]] = {1: [], 2: []}
+    for _ in range(args.rounds):
+        for threads in (1, 2):
+            runs[threads].append(child(threads, args))
+    results = {threads: merged(found) for threads, found in runs.items()}
     print(f"load average after:  {os.getloadavg()}")
-    print(f"ms per completion, median (min-max) of {args.repeats} calls of {args.batch} completions")
+    calls = args.repeats * args.rounds
+    print(f"ms per completion, median (min-max) of {calls} calls of {args.batch} completions")
     print(f"{'reward':16s}{'threads':>8s}" + "".join(f"{c:>22,d}" for c in SIZES) + f"{'1->2 threads':>14s}")
     for name in results[1]:
         for threads, result in results.items():

@@ -286,24 +286,61 @@ class MemoDetector:
     """Wraps a ``LanguageDetector`` with a memo: ``prefetch`` batch-detects, ``detect`` looks up.
 
     Scoring detects the same line once for LCPR, SLC and language consistency, and many
-    rows at once through lingua's parallel API.
+    rows at once through lingua's parallel API. ``max_entries`` bounds a long-lived memo:
+    a prefetch that finds it fuller first drops every entry the new texts do not need.
     """
 
-    def __init__(self, detector: LanguageDetector) -> None:
+    def __init__(self, detector: LanguageDetector, *, max_entries: int | None = None) -> None:
         self.detector = detector
         self.languages = detector.languages
+        self.max_entries = max_entries
         self._memo: dict[tuple[str, bool], str | None] = {}
 
-    def prefetch(self, texts: Iterable[str], *, clean: bool = True) -> None:
+    def _keep_only(self, keys: Iterable[tuple[str, bool]]) -> None:
+        if self.max_entries is not None and len(self._memo) > self.max_entries:
+            self._memo = {key: self._memo[key] for key in keys if key in self._memo}
+
+    def _add(self, texts: Iterable[str], clean: bool) -> None:
         todo = list(dict.fromkeys(t for t in texts if (t, clean) not in self._memo))
         for text, language in zip(todo, self.detector.detect_many(todo, clean=clean), strict=True):
             self._memo[(text, clean)] = language
+
+    def prefetch(self, texts: Iterable[str], *, clean: bool = True) -> None:
+        texts = list(dict.fromkeys(texts))
+        self._keep_only((text, clean) for text in texts)
+        self._add(texts, clean)
+
+    def prefetch_blocks(self, blocks: Iterable[str]) -> None:
+        """Prefetch what ``detect_block`` asks for cleaned ``blocks``: the letter-bearing lines of
+        every multi-line block in one parallel batch, then what it still lacks (the blocks of one
+        line, and those whose lines disagree) in a second."""
+        blocks = list(dict.fromkeys(blocks))
+        lines = {block: [line for line in block.split("\n") if has_letters(line)] for block in blocks}
+        self._keep_only([(t, False) for block in blocks for t in (block, *lines[block])])
+        self._add((line for block in blocks if len(lines[block]) > 1 for line in lines[block]), False)
+        recorder = _MissRecorder(self._memo)
+        for block in blocks:
+            detect_block(recorder, block)
+        self._add(recorder.missing, False)
 
     def detect(self, text: str, *, clean: bool = True) -> str | None:
         key = (text, clean)
         if key not in self._memo:
             self._memo[key] = self.detector.detect(text, clean=clean)
         return self._memo[key]
+
+
+class _MissRecorder:
+    """Answers ``detect`` from a memo and records what the memo lacks (answering None for it)."""
+
+    def __init__(self, memo: dict[tuple[str, bool], str | None]) -> None:
+        self.memo = memo
+        self.missing: list[str] = []
+
+    def detect(self, text: str, *, clean: bool = True) -> str | None:
+        if (text, clean) not in self.memo:
+            self.missing.append(text)
+        return self.memo.get((text, clean))
 
 
 def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | None:
@@ -339,3 +376,21 @@ def get_detector(languages: Iterable[str] = ()) -> LanguageDetector:
     if unknown:
         raise ValueError(f"unknown language code(s) {unknown}; expected ISO 639-1 codes lingua supports")
     return _build(BASE_LANGUAGES | requested)
+
+
+SHARED_MEMO_ENTRIES = 1 << 18
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_memo(languages: frozenset[str]) -> MemoDetector:
+    return MemoDetector(get_detector(languages), max_entries=SHARED_MEMO_ENTRIES)
+
+
+def batch_detector(languages: Iterable[str] = ()) -> MemoDetector:
+    """The process-wide ``MemoDetector`` over ``get_detector(languages)``, shared by its callers.
+
+    The GRPO language rewards of one trainer step each prefetch their texts for the whole
+    generation batch in one parallel call, and a text one reward detected is not detected
+    again by another. The memo holds up to ``SHARED_MEMO_ENTRIES`` entries between batches.
+    """
+    return _shared_memo(frozenset(get_detector(languages).languages))

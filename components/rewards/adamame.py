@@ -62,7 +62,7 @@ class AdaMameReward:
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, trainer_state: Any = None,
                  log_metric: LogMetric | None = None, **_: Any) -> list[float | None]:
-        from components.language import get_detector
+        from components.language import batch_detector
         from components.verification import split_think
 
         golds, langs = columns(len(completions), gold, lang)
@@ -70,7 +70,10 @@ class AdaMameReward:
         phi = cosine_phi(step, horizon, self.phi_floor)
         texts = [completion_text(c) for c in completions]
         splits = [split_think(text) for text in texts]
-        detected = get_detector(self.languages).detect_many([s.trace[: self.detect_chars] for s in splits])
+        detector = batch_detector(self.languages)
+        heads = [s.trace[: self.detect_chars] for s in splits]
+        detector.prefetch(heads)
+        detected = [detector.detect(head) for head in heads]
         rewards: list[float | None] = []
         accs: list[float | None] = []
         alphas: list[float | None] = []

@@ -109,28 +109,42 @@ class PCSReward:
             return False
         return _BOXED.search(split.response) is not None and bool(extract_answer(split.response, lang))
 
-    def signals(self, text: str, gold: Any, lang: str, detector: Any) -> PCSSignals:
-        """All PCS signals of one completion at the current τ."""
-        from components.metrics.slc import slc
+    def signals(self, text: str, gold: Any, lang: str, detector: Any, *, split: Any = None,
+                units: list[str] | None = None) -> PCSSignals:
+        """All PCS signals of one completion at the current τ (``split``/``units``: when already computed)."""
+        from components.metrics.slc import share_in_language, step_units
         from components.verification import split_think
 
-        split = split_think(text)
+        split = split_think(text) if split is None else split
+        units = step_units(split.trace) if units is None else units
         fmt = self.format_ok(split, lang)
         no_rep = not has_degenerate_repetition(text, **self.repetition)
         correct = bool(self.accuracy.correct(text, gold, lang))
-        value = slc(split.trace, lang, detector)
+        value = share_in_language(units, lang, detector)
         slc_pass = value is not None and value >= self.curriculum.tau
         return PCSSignals(fmt=fmt, no_repetition=no_rep, correct=correct, slc=value, slc_pass=slc_pass)
+
+    def batch_signals(self, texts: Sequence[str], golds: Sequence[Any], langs: Sequence[Any]) -> list[PCSSignals | None]:
+        """``signals`` of every applicable row; the steps of all of them detected in one parallel batch."""
+        from components.language import batch_detector
+        from components.metrics.slc import step_units
+        from components.verification import split_think
+
+        rows = [i for i, (g, l) in enumerate(zip(golds, langs)) if g is not None and l is not None]
+        splits = {i: split_think(texts[i]) for i in rows}
+        units = {i: step_units(splits[i].trace) for i in rows}
+        detector = batch_detector(self.languages)
+        detector.prefetch_blocks(unit for i in rows for unit in units[i])
+        found: list[PCSSignals | None] = [None] * len(texts)
+        for i in rows:
+            found[i] = self.signals(texts[i], golds[i], str(langs[i]), detector, split=splits[i], units=units[i])
+        return found
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
                  **_: Any) -> list[float | None]:
-        from components.language import get_detector
-
         golds, langs = columns(len(completions), gold, lang)
-        detector = get_detector(self.languages)
-        found = [None if g is None or l is None else self.signals(completion_text(c), g, str(l), detector)
-                 for c, g, l in zip(completions, golds, langs)]
+        found = self.batch_signals([completion_text(c) for c in completions], golds, langs)
         present = [s for s in found if s is not None]
         eligible = [s for s in present if s.eligible]
         passed = sum(s.slc_pass for s in eligible)

@@ -52,14 +52,16 @@ class SoftLCReward:
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
                  **_: Any) -> list[float | None]:
-        from components.language import get_detector
+        from components.language import batch_detector
         from components.verification import split_think
 
         golds, langs = columns(len(completions), gold, lang)
         texts = [completion_text(c) for c in completions]
         splits = [split_think(t) for t in texts]
         scoped = [_scoped(s, t, self.scope)[: self.detect_chars] for s, t in zip(splits, texts)]
-        detected = get_detector(self.languages).detect_many(scoped)
+        detector = batch_detector(self.languages)
+        detector.prefetch(scoped)
+        detected = [detector.detect(text) for text in scoped]
         rewards: list[float | None] = []
         accs: list[float | None] = []
         matches: list[float | None] = []
