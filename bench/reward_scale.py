@@ -13,8 +13,10 @@ detection is reused from an earlier call; within a batch the steps are distinct.
 Each reward (``components.rewards`` registry, default parameters) is called on
 ``--batch`` completions per call, as trl calls it once per generation batch; the time per
 completion is the median of ``--repeats`` calls (the spread, min–max, is printed too).
-PCS is also split into its two costs, SLC (``components.metrics.slc``) and the repetition
-gate, timed alone on the same texts.
+Below the rewards, the parts their costs are made of, timed alone on fresh texts: the
+repetition gate, cleaning a whole completion for detection (Python: it holds the GIL), and
+lingua alone on the cleaned SLC steps (``lingua.steps``) and on the cleaned whole
+completion (``lingua.whole``) — the floor any reward that detects them pays.
 
 lingua's parallel API runs on rayon's global pool, sized by ``RAYON_NUM_THREADS`` when the
 process starts, so each thread count runs in its own child process (``--threads N`` runs
@@ -91,22 +93,32 @@ def time_call(fn, completions: list[str], golds: list[str]) -> float:
     return (time.perf_counter() - start) * 1e3 / len(completions)
 
 
-def pcs_parts(completions: list[str]) -> dict[str, float]:
-    """SLC and repetition of the PCS reward alone, ms per completion (fresh detector memo)."""
-    from components.language import get_detector
-    from components.metrics.slc import slc
+def parts(completions: list[str]) -> dict[str, float]:
+    """What the rewards' costs are made of, ms per completion: the repetition gate, cleaning a
+    whole completion for detection (Python, holds the GIL), and lingua alone (parallel API) on
+    the cleaned steps SLC detects and on the cleaned whole completion softlc detects."""
+    from components.language import clean_for_detection, get_detector
+    from components.metrics.slc import step_units
     from components.rewards.repetition import has_degenerate_repetition
     from components.verification import split_think
 
     detector = get_detector(["fr"])
+    steps = [unit for text in completions for unit in step_units(split_think(text).trace)]
+    timings = {}
     start = time.perf_counter()
     for text in completions:
-        slc(split_think(text).trace, "fr", detector)
-    middle = time.perf_counter()
-    for text in completions:
         has_degenerate_repetition(text)
-    end = time.perf_counter()
-    return {"slc": (middle - start) * 1e3 / len(completions), "repetition": (end - middle) * 1e3 / len(completions)}
+    timings["pcs.repetition"] = time.perf_counter() - start
+    start = time.perf_counter()
+    cleaned = [clean_for_detection(text) for text in completions]
+    timings["clean.whole"] = time.perf_counter() - start
+    start = time.perf_counter()
+    detector.detect_many(steps, clean=False)
+    timings["lingua.steps"] = time.perf_counter() - start
+    start = time.perf_counter()
+    detector.detect_many(cleaned, clean=False)
+    timings["lingua.whole"] = time.perf_counter() - start
+    return {name: seconds * 1e3 / len(completions) for name, seconds in timings.items()}
 
 
 def measure(args: argparse.Namespace) -> dict:
@@ -120,7 +132,7 @@ def measure(args: argparse.Namespace) -> dict:
     warm, warm_gold = batch(pool, 500, 4, seed=-1)
     for reward in rewards.values():
         reward(["q"] * 4, warm, gold=warm_gold, lang=["fr"] * 4)
-    out: dict[str, dict[int, list[float]]] = {name: {} for name in (*REWARDS, "pcs.slc", "pcs.repetition")}
+    out: dict[str, dict[int, list[float]]] = {name: {} for name in REWARDS}
     seed = 0
     for chars in SIZES:
         for repeat in range(args.repeats):
@@ -130,8 +142,8 @@ def measure(args: argparse.Namespace) -> dict:
                 out[name].setdefault(chars, []).append(time_call(reward, texts, golds))
             seed += 1
             texts, _ = batch(pool, chars, args.batch, seed)
-            for part, value in pcs_parts(texts).items():
-                out[f"pcs.{part}"].setdefault(chars, []).append(value)
+            for part, value in parts(texts).items():
+                out.setdefault(part, {}).setdefault(chars, []).append(value)
     return out
 
 
