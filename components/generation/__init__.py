@@ -26,6 +26,7 @@ from components.generation.fake import make_fake
 from components.generation.openai_backend import openai_backend
 from components.generation.transformers_backend import make_transformers
 from components.generation.vllm_backend import make_vllm
+from components.generation.vllm_server import make_vllm_server
 
 if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
     from components.settings import ModelSettings
@@ -35,6 +36,7 @@ BACKENDS: dict[str, Callable[[ModelSettings, Path], Generator]] = {
     "vllm": make_vllm,
     "fake": make_fake,
     "openai": openai_backend,
+    "vllm-server": make_vllm_server,
 }
 
 

@@ -103,11 +103,12 @@ class OpenAIGenerator:
         max_backoff_s: float = 30.0,
         timeout_s: float = 600.0,
         sleep: Callable[[float], None] = time.sleep,
+        cache: bool = True,
     ) -> None:
         import openai
 
         self.model = model
-        self.cache = ApiCache(Path(cache_dir) / "api")
+        self.cache = ApiCache(Path(cache_dir) / "api") if cache else None
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.sleep = sleep
@@ -161,6 +162,8 @@ class OpenAIGenerator:
                 self.sleep(wait)
 
     def _one(self, prompt: str, parameters: dict[str, Any], seed: int) -> dict[str, Any]:
+        if self.cache is None:
+            return self._with_retries(prompt, parameters, seed)
         key = cache_key(f"{self.model.base_url}|{self.model.model}|chat={self.model.chat}", prompt, parameters, seed)
         entry = self.cache.get(key)
         if entry is None:

@@ -20,8 +20,10 @@ from components.settings.base import BackendName, ProjectPath, StrictSettings, c
 Dtype = Literal["auto", "bfloat16", "float16", "float32"]
 Device = Literal["auto", "cpu", "cuda"]
 
-API_ONLY = ("base_url", "api_key_env", "max_concurrency", "max_retries")
+API_ONLY = ("base_url", "api_key_env")
+CLIENT_ONLY = ("max_concurrency", "max_retries")  # the OpenAI client: the openai and vllm-server backends
 VLLM_ONLY = ("gpu_memory_utilization",)
+SERVER_ONLY = ("server_python",)
 
 
 class TrackingSettings(StrictSettings):
@@ -48,8 +50,10 @@ class ModelSettings(StrictSettings):
     after ``<think>``).
     ``base_url``/``api_key_env`` (the *name* of the environment variable holding
     the key; the key itself never enters a profile)/``max_concurrency``/
-    ``max_retries`` belong to the ``openai`` backend, ``gpu_memory_utilization``
-    to ``vllm``; ``max_model_len`` caps the context of ``vllm``.
+    ``max_retries`` belong to the ``openai`` backend (the last two also to ``vllm-server``,
+    which talks to the server it starts through it), ``gpu_memory_utilization`` to ``vllm``
+    and ``vllm-server``; ``max_model_len`` caps the context of both. ``server_python``:
+    the interpreter with vLLM that ``vllm-server`` starts its server with (default: this one).
     """
 
     OPERATIONAL = {
@@ -57,6 +61,7 @@ class ModelSettings(StrictSettings):
         "max_concurrency": "how many requests run at once, not what they return",
         "max_retries": "how often a failed request is retried, not what it returns",
         "gpu_memory_utilization": "the size of vLLM's KV cache, not the tokens it generates",
+        "server_python": "which interpreter runs the vLLM server, not what it generates",
     }
 
     backend: BackendName = "transformers"
@@ -73,14 +78,19 @@ class ModelSettings(StrictSettings):
     max_retries: int = Field(default=5, ge=0)
     gpu_memory_utilization: float = Field(default=0.85, gt=0, le=1)
     max_model_len: int | None = Field(default=None, ge=1)
+    server_python: ProjectPath | None = None
 
     @model_validator(mode="after")
     def _fields_of_this_backend(self) -> "ModelSettings":
         unused = []
         if self.backend != "openai":
             unused += changed_fields(self, API_ONLY)
-        if self.backend != "vllm":
+        if self.backend not in ("openai", "vllm-server"):
+            unused += changed_fields(self, CLIENT_ONLY)
+        if self.backend not in ("vllm", "vllm-server"):
             unused += changed_fields(self, VLLM_ONLY)
+        if self.backend != "vllm-server":
+            unused += changed_fields(self, SERVER_ONLY)
         if self.backend == "openai" and self.gguf_file:
             unused.append("gguf_file")
         if unused:

@@ -1,0 +1,202 @@
+"""CPU generation against the hardware: the demo's real workload on every backend this machine has.
+
+The workload is what ``polyreason evaluate profiles/cpu-demo.yaml`` generates: its benchmarks,
+few-shot MGSM prompts and stop strings built as the evaluation flow builds them, its model
+(Gemma-3-270M, ``embedded:gemma3-270m``, converted once into ``<cache-dir>/embedded/``), greedy,
+its ``max_new_tokens`` and batch size. Each backend generates every prompt; tokens/s counts the
+tokens the backend reports as generated (up to EOS or a stop string) per second of generation.
+Loading (and a server's start) is timed apart and not counted; one prompt warms each backend up.
+
+The decode roofline: every decode step reads all weights once (Gemma's tied 262k-token
+embedding is read again by the output layer), so steps/s <= copy bandwidth / parameter bytes,
+and tokens/s <= that times the batch (the profile's ``batch_size``). Parameter bytes are the
+parameter count (from the safetensors headers) times the width of the profile's dtype; the
+bandwidth is a measured ``torch`` copy of a 512 MiB buffer (bytes read per second, best of 5,
+at the start and at the end; the larger counts).
+
+Backends: ``transformers`` (as configured, and with each ``--threads`` value), ``vllm-server``
+(a vLLM OpenAI server started and stopped by polyreason; needs an interpreter with vLLM, by
+default ``.venv-vllm/bin/python`` of this checkout or of ``--server-python``), and ``vllm``
+in-process when this interpreter has vLLM. Greedy outputs are compared with the first backend's
+(share of identical completions after the stop-string cut). The machine load is printed: other
+jobs sharing the cores make every number here noisy.
+
+    python bench/generation.py [--profile profiles/cpu-demo.yaml] [--cache-dir .cache] [--threads 1,2]
+
+Last line: {"best_backend": ..., "tokens_per_s": ..., "roofline_fraction": ...} for the fastest backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def workload(profile_path: str) -> tuple:
+    """(evaluation settings, items, prompts, stop strings) as the evaluation flow builds them."""
+    from components.config import load_profile
+    from components.data.benchmarks import load_benchmark
+    from components.data.prompts import build_prompts, stop_sequences
+
+    section = load_profile(profile_path).evaluation
+    items = []
+    for bench in section.benchmarks:
+        items += load_benchmark(bench.name, data_dir=bench.data_dir, languages=bench.languages, limit=bench.limit,
+                                selection=bench.selection, sample_seed=bench.sample_seed).items
+    prompts = build_prompts(items, section.prompt, chat=section.model.chat, thinking=section.model.thinking)
+    return section, items, prompts, stop_sequences(items, section.prompt, chat=section.model.chat)
+
+
+def copy_bandwidth(megabytes: int = 512) -> float:
+    """Bytes read per second by a torch tensor copy (best of 5)."""
+    import torch
+
+    source = torch.ones(megabytes * 2**20 // 4)
+    target = torch.empty_like(source)
+    target.copy_(source)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        target.copy_(source)
+        best = min(best, time.perf_counter() - start)
+    return source.numel() * 4 / best
+
+
+def parameter_count(model_dir: Path) -> int:
+    from safetensors import safe_open
+
+    total = 0
+    for path in sorted(model_dir.glob("*.safetensors")):
+        with safe_open(str(path), "pt") as handle:
+            for name in handle.keys():
+                count = 1
+                for size in handle.get_slice(name).get_shape():
+                    count *= size
+                total += count
+    return total
+
+
+def run_backend(label: str, generator, prompts: list[str], sampling, stop: list[str]) -> dict:
+    from components.data.prompts import truncate_at_stops
+
+    start = time.perf_counter()
+    load = getattr(generator, "load", None)
+    if load is not None:
+        load()
+    generator.generate(prompts[:1], sampling.model_copy(update={"max_new_tokens": 8}), stop)
+    ready = time.perf_counter() - start
+    out = generator.generate(prompts, sampling, stop)
+    stats = generator.stats
+    texts = [truncate_at_stops(samples[0].text, stop) for samples in out]
+    print(f"  {label}: {stats.tokens} tokens in {stats.seconds:.1f} s = {stats.tokens_per_second:.1f} tokens/s "
+          f"(load/start + warm-up {ready:.1f} s)", flush=True)
+    return {"label": label, "tokens_per_s": stats.tokens_per_second, "seconds": stats.seconds,
+            "tokens": stats.tokens, "ready_s": ready, "texts": texts}
+
+
+def transformers_runs(section, cache_dir: Path, prompts, stop, threads: list[int]) -> list[dict]:
+    import torch
+
+    from components.generation import build_generator
+
+    generator = build_generator(section.model, cache_dir)
+    generator.progress = False
+    runs = []
+    for count in threads:
+        torch.set_num_threads(count)
+        runs.append(run_backend(f"transformers threads={count}", generator, prompts, section.sampling, stop))
+    return runs
+
+
+def server_python(args: argparse.Namespace) -> str | None:
+    for candidate in (args.server_python, REPO / ".venv-vllm" / "bin" / "python"):
+        if candidate and Path(candidate).exists():
+            return str(candidate)
+    return None
+
+
+def vllm_server_run(section, cache_dir: Path, prompts, stop, python: str, concurrency: int) -> dict:
+    from components.generation.vllm_server import VLLMServerGenerator, stop_servers
+
+    model = section.model.model_copy(update={"backend": "vllm-server", "server_python": python,
+                                             "max_concurrency": concurrency})
+    generator = VLLMServerGenerator(model, cache_dir, progress=False)
+    try:
+        run = run_backend(f"vllm-server concurrency={concurrency}", generator, prompts, section.sampling, stop)
+        run["startup_s"] = generator.server.startup_seconds
+        return run
+    finally:
+        stop_servers()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--profile", default=str(REPO / "profiles" / "cpu-demo.yaml"))
+    parser.add_argument("--cache-dir", default=str(REPO / ".cache"))
+    parser.add_argument("--threads", default="2", help="torch thread counts to run transformers with")
+    parser.add_argument("--server-python", default=None, help="interpreter with vLLM for vllm-server")
+    parser.add_argument("--concurrency", default="8,24", help="requests in flight for vllm-server")
+    parser.add_argument("--backends", default="transformers,vllm-server,vllm")
+    args = parser.parse_args()
+    os.chdir(REPO)  # the profile's data paths are relative to the project directory
+    section, items, prompts, stop = workload(args.profile)
+    cache_dir = Path(args.cache_dir)
+    print(f"load average: {os.getloadavg()}  cores: {os.cpu_count()}")
+    print(f"workload: {len(prompts)} prompts ({len(items)} items), greedy, max_new_tokens "
+          f"{section.sampling.max_new_tokens}, batch {section.sampling.batch_size}, stop {stop}")
+    from components.generation.base import resolve_model
+
+    model_dir = Path(resolve_model(section.model, cache_dir).path)
+    params = parameter_count(model_dir)
+    dtype = section.model.dtype if section.model.dtype in DTYPE_BYTES else "float32"
+    bandwidth = copy_bandwidth()  # measured again at the end: the larger (less disturbed) one counts
+    batch = min(section.sampling.batch_size, len(prompts))
+    steps = bandwidth / (params * DTYPE_BYTES[dtype])
+    roofline = steps * batch
+    print(f"roofline: {params / 1e6:.0f}M parameters x {DTYPE_BYTES[dtype]} B ({dtype}) = "
+          f"{params * DTYPE_BYTES[dtype] / 1e9:.2f} GB per step; copy bandwidth {bandwidth / 1e9:.1f} GB/s -> "
+          f"{steps:.1f} steps/s -> {roofline:.0f} tokens/s at batch {batch}")
+    wanted = args.backends.split(",")
+    runs: list[dict] = []
+    if "transformers" in wanted:
+        runs += transformers_runs(section, cache_dir, prompts, stop, [int(t) for t in args.threads.split(",")])
+    python = server_python(args)
+    if "vllm-server" in wanted and python:
+        for concurrency in (int(c) for c in args.concurrency.split(",")):
+            runs.append(vllm_server_run(section, cache_dir, prompts, stop, python, concurrency))
+    elif "vllm-server" in wanted:
+        print("  vllm-server: skipped (no interpreter with vLLM: build .venv-vllm or pass --server-python)")
+    if "vllm" in wanted and importlib.util.find_spec("vllm") is not None:
+        from components.generation import build_generator
+
+        generator = build_generator(section.model.model_copy(update={"backend": "vllm"}), cache_dir)
+        runs.append(run_backend("vllm in-process", generator, prompts, section.sampling, stop))
+    bandwidth_after = copy_bandwidth()
+    if bandwidth_after > bandwidth:
+        roofline *= bandwidth_after / bandwidth
+        print(f"copy bandwidth at the end {bandwidth_after / 1e9:.1f} GB/s -> roofline {roofline:.0f} tokens/s")
+    print(f"load average: {os.getloadavg()}")
+    reference = runs[0]["texts"]
+    print(f"{'backend':32s}{'tokens/s':>10s}{'roofline':>10s}{'same text':>11s}{'ready s':>9s}")
+    for run in runs:
+        same = statistics.mean(a == b for a, b in zip(reference, run["texts"]))
+        print(f"{run['label']:32s}{run['tokens_per_s']:10.1f}{run['tokens_per_s'] / roofline:10.0%}"
+              f"{same:11.0%}{run['ready_s']:9.1f}")
+    best = max(runs, key=lambda run: run["tokens_per_s"])
+    print(json.dumps({"best_backend": best["label"], "tokens_per_s": round(best["tokens_per_s"], 1),
+                      "roofline_fraction": round(best["tokens_per_s"] / roofline, 3)}))
+
+
+if __name__ == "__main__":
+    main()
