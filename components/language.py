@@ -311,17 +311,22 @@ class MemoDetector:
         self._add(texts, clean)
 
     def prefetch_blocks(self, blocks: Iterable[str]) -> None:
-        """Prefetch what ``detect_block`` asks for cleaned ``blocks``: the letter-bearing lines of
-        every multi-line block in one parallel batch, then what it still lacks (the blocks of one
-        line, and those whose lines disagree) in a second."""
+        """Prefetch, in one parallel batch, every text ``detect_block`` asks for on cleaned ``blocks``.
+
+        ``detect_block`` runs once over the blocks with a recorder that answers from the memo
+        and notes what it lacks; the notes are detected together, and the pass is repeated
+        (at most twice more) in case the rule asks for more once it has the first answers.
+        """
         blocks = list(dict.fromkeys(blocks))
-        lines = {block: [line for line in block.split("\n") if has_letters(line)] for block in blocks}
-        self._keep_only([(t, False) for block in blocks for t in (block, *lines[block])])
-        self._add((line for block in blocks if len(lines[block]) > 1 for line in lines[block]), False)
-        recorder = _MissRecorder(self._memo)
-        for block in blocks:
-            detect_block(recorder, block)
-        self._add(recorder.missing, False)
+        self._keep_only([(line, False) for block in blocks for line in block.split("\n")] +
+                        [(block, False) for block in blocks])
+        for _ in range(3):
+            recorder = _MissRecorder(self._memo)
+            for block in blocks:
+                detect_block(recorder, block)
+            if not recorder.missing:
+                return
+            self._add(recorder.missing, False)
 
     def detect(self, text: str, *, clean: bool = True) -> str | None:
         key = (text, clean)

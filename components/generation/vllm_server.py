@@ -38,10 +38,12 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from components.config import ModelSettings, SamplingSettings
 from components.generation.base import Completion, GenerationStats, _file_identities, resolve_model
+
+if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
+    from components.settings import ModelSettings, SamplingSettings
 
 SERVED_NAME = "polyreason"
 KV_CACHE_GIB = 2
@@ -239,9 +241,8 @@ class VLLMServerGenerator:
         from components.generation.openai_backend import OpenAIGenerator
 
         self.server = shared_server(self.options(), self.cache_dir)
-        client_settings = ModelSettings(backend="openai", model=SERVED_NAME, base_url=self.server.base_url,
-                                        chat=self.settings.chat, max_concurrency=self.settings.max_concurrency,
-                                        max_retries=self.settings.max_retries)
+        client_settings = self.settings.model_copy(update={"backend": "openai", "model": SERVED_NAME,
+                                                           "base_url": self.server.base_url, "adapter": None})
         self._client = OpenAIGenerator(client_settings, self.cache_dir, api_key="EMPTY", cache=False)
 
     def generate(self, prompts: list[str], sampling: SamplingSettings,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation import build_generator
 from components.generation.transformers_backend import TransformersGenerator
 from components.generation.vllm_server import VLLMServerGenerator, _SERVERS, stop_servers

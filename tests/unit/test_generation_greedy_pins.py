@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import ModelSettings, SamplingSettings
+from components.settings import ModelSettings, SamplingSettings
 from components.generation.transformers_backend import TransformersGenerator
 
 PINS = Path(__file__).parent / "data" / "tiny_greedy_pins.json"
