@@ -22,6 +22,7 @@ with a deliberately unread field. Imports trl (10-25 s), hence not a unit test.
 from __future__ import annotations
 
 import json
+import sys
 import typing
 from pathlib import Path
 from types import SimpleNamespace
@@ -154,6 +155,10 @@ def consume_model_and_sampling(c):
     generator.generate(["Janet a 16 œufs."], SamplingSettings(n=2, temperature=0.7, top_p=0.9, max_new_tokens=3,
                                                               seed=1, batch_size=1))
     engine_options(ModelSettings(backend="vllm", model=c.model, adapter=c.adapter, max_model_len=64))
+    from components.generation.vllm_server import VLLMServerGenerator
+
+    served = ModelSettings(backend="vllm-server", model=c.model, server_python=sys.executable, max_model_len=64)
+    VLLMServerGenerator(served, c.root).options()  # what the server would be started with (not started)
 
 
 def consume_api_model(c):
