@@ -2,8 +2,9 @@
 
 The workload is what ``polyreason evaluate profiles/cpu-demo.yaml`` generates: its benchmarks,
 few-shot MGSM prompts and stop strings built as the evaluation flow builds them, its model
-(Gemma-3-270M, ``embedded:gemma3-270m``, converted once into ``<cache-dir>/embedded/``), greedy,
-its ``max_new_tokens`` and batch size. Each backend generates every prompt; tokens/s counts the
+(Gemma-3-270M, ``embedded:gemma3-270m``, converted once into ``<cache-dir>/embedded/``) and dtype
+on each backend in turn (whichever backend the profile names), greedy, its ``max_new_tokens`` and
+batch size. Each backend generates every prompt; tokens/s counts the
 tokens the backend reports as generated (up to EOS or a stop string) per second of generation.
 Loading (and a server's start) is timed apart and not counted; one prompt warms each backend up.
 
@@ -105,12 +106,19 @@ def run_backend(label: str, generator, prompts: list[str], sampling, stop: list[
             "tokens": stats.tokens, "ready_s": ready, "texts": texts}
 
 
+def on_backend(model, backend: str, **fields):
+    """The profile's model on another backend (the other backends' own fields back to their defaults)."""
+    defaults = {name: info.get_default() for name, info in type(model).model_fields.items()
+                if name in ("server_python", "max_concurrency", "max_retries", "base_url", "api_key_env")}
+    return model.model_copy(update={**defaults, "backend": backend, **fields})
+
+
 def transformers_runs(section, cache_dir: Path, prompts, stop, threads: list[int]) -> list[dict]:
     import torch
 
     from components.generation import build_generator
 
-    generator = build_generator(section.model, cache_dir)
+    generator = build_generator(on_backend(section.model, "transformers"), cache_dir)
     generator.progress = False
     runs = []
     for count in threads:
@@ -129,8 +137,7 @@ def server_python(args: argparse.Namespace) -> str | None:
 def vllm_server_run(section, cache_dir: Path, prompts, stop, python: str, concurrency: int) -> dict:
     from components.generation.vllm_server import VLLMServerGenerator, stop_servers
 
-    model = section.model.model_copy(update={"backend": "vllm-server", "server_python": python,
-                                             "max_concurrency": concurrency})
+    model = on_backend(section.model, "vllm-server", server_python=python, max_concurrency=concurrency)
     generator = VLLMServerGenerator(model, cache_dir, progress=False)
     try:
         run = run_backend(f"vllm-server concurrency={concurrency}", generator, prompts, section.sampling, stop)
@@ -180,7 +187,7 @@ def main() -> None:
     if "vllm" in wanted and importlib.util.find_spec("vllm") is not None:
         from components.generation import build_generator
 
-        generator = build_generator(section.model.model_copy(update={"backend": "vllm"}), cache_dir)
+        generator = build_generator(on_backend(section.model, "vllm"), cache_dir)
         runs.append(run_backend("vllm in-process", generator, prompts, section.sampling, stop))
     bandwidth_after = copy_bandwidth()
     if bandwidth_after > bandwidth:
