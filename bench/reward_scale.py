@@ -12,7 +12,9 @@ detection is reused from an earlier call; within a batch the steps are distinct.
 
 Each reward (``components.rewards`` registry, default parameters) is called on
 ``--batch`` completions per call, as trl calls it once per generation batch; the time per
-completion is the median of ``--repeats`` calls (the spread, min–max, is printed too).
+completion is the median of ``--repeats`` calls (the spread, min–max, is printed too). The
+``<reward> cpu`` rows give the CPU time of the same calls (all threads): the work done, which
+other jobs on the machine inflate much less than the wall time.
 Below the rewards, the parts their costs are made of, timed alone on fresh texts: the
 repetition gate, cleaning a whole completion for detection (Python: it holds the GIL), and
 lingua alone on the cleaned SLC steps (``lingua.steps``) and on the cleaned whole
@@ -86,11 +88,12 @@ def batch(pool: list[str], chars: int, size: int, seed: int) -> tuple[list[str],
     return [c for c, _ in pairs], [g for _, g in pairs]
 
 
-def time_call(fn, completions: list[str], golds: list[str]) -> float:
-    """Milliseconds per completion of one call over the batch."""
-    start = time.perf_counter()
+def time_call(fn, completions: list[str], golds: list[str]) -> tuple[float, float]:
+    """Wall and CPU (all threads of the process) milliseconds per completion of one call over the batch."""
+    start, cpu = time.perf_counter(), time.process_time()
     fn(["q"] * len(completions), completions, gold=golds, lang=["fr"] * len(completions))
-    return (time.perf_counter() - start) * 1e3 / len(completions)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return wall * 1e3 / len(completions), cpu * 1e3 / len(completions)
 
 
 def parts(completions: list[str]) -> dict[str, float]:
@@ -139,7 +142,9 @@ def measure(args: argparse.Namespace) -> dict:
             for name, reward in rewards.items():
                 seed += 1
                 texts, golds = batch(pool, chars, args.batch, seed)
-                out[name].setdefault(chars, []).append(time_call(reward, texts, golds))
+                wall, cpu = time_call(reward, texts, golds)
+                out[name].setdefault(chars, []).append(wall)
+                out.setdefault(f"{name} cpu", {}).setdefault(chars, []).append(cpu)
             seed += 1
             texts, _ = batch(pool, chars, args.batch, seed)
             for part, value in parts(texts).items():

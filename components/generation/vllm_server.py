@@ -176,12 +176,18 @@ def stop_servers() -> None:
 atexit.register(stop_servers)
 
 
-def merged_model_dir(base_dir: str | Path, adapter_dir: str | Path, cache_dir: str | Path) -> Path:
+def merged_model_dir(base_dir: str | Path, adapter_dir: str | Path, cache_dir: str | Path,
+                     dtype: str = "auto") -> Path:
     """Base weights with a peft LoRA adapter merged in, written once under ``<cache>/merged/``.
 
-    The directory name hashes both inputs' file identities, so a retrained adapter gets a new copy.
+    Merged in ``dtype`` (the precision the server runs in, as the transformers backend merges),
+    so that a float32 server does not serve deltas rounded to the checkpoint's bfloat16. The
+    directory name hashes both inputs' file identities and the dtype: a retrained adapter gets a
+    new copy.
     """
-    identity = repr((_file_identities(base_dir), _file_identities(adapter_dir))).encode()
+    import shutil
+
+    identity = repr((_file_identities(base_dir), _file_identities(adapter_dir), dtype)).encode()
     target = Path(cache_dir) / "merged" / hashlib.sha256(identity).hexdigest()[:16]
     if (target / "config.json").is_file():
         return target
@@ -189,7 +195,8 @@ def merged_model_dir(base_dir: str | Path, adapter_dir: str | Path, cache_dir: s
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     work = target.parent / f".{target.name}.partial"
-    model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype="auto")
+    shutil.rmtree(work, ignore_errors=True)
+    model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=dtype)
     PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload().save_pretrained(str(work))
     tokenizer_source = adapter_dir if (Path(adapter_dir) / "tokenizer_config.json").is_file() else base_dir
     AutoTokenizer.from_pretrained(str(tokenizer_source)).save_pretrained(str(work))
@@ -219,7 +226,7 @@ class VLLMServerGenerator:
                              "(the embedded: models are converted directories)")
         model_dir = resolved.path
         if self.adapter:
-            model_dir = str(merged_model_dir(model_dir, self.adapter, self.cache_dir))
+            model_dir = str(merged_model_dir(model_dir, self.adapter, self.cache_dir, self.settings.dtype))
         python = Path(self.settings.server_python or sys.executable).expanduser()
         if not python.exists():
             raise FileNotFoundError(f"vllm-server: no interpreter at {python} (model.server_python); build the "
