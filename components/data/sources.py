@@ -38,6 +38,8 @@ LANGUAGE_NAMES = {
     "zh": "Chinese", "ja": "Japanese", "th": "Thai", "sw": "Swahili", "bn": "Bengali",
     "te": "Telugu", "pt": "Portuguese", "ko": "Korean", "ar": "Arabic", "vi": "Vietnamese",
     "it": "Italian", "id": "Indonesian", "hi": "Hindi", "tr": "Turkish", "nl": "Dutch",
+    "fi": "Finnish", "da": "Danish", "he": "Hebrew", "hu": "Hungarian", "km": "Khmer", "ms": "Malay",
+    "no": "Norwegian", "pl": "Polish", "sv": "Swedish", "ca": "Catalan", "uk": "Ukrainian", "cs": "Czech",
 }  # fmt: skip
 
 

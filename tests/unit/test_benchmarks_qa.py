@@ -48,3 +48,11 @@ def test_offline_set_is_parallel_across_six_languages():
     assert len(by_id) == 24 and all(langs == {"en", "fr", "de", "es", "ja", "zh"} for langs in by_id.values())
     with pytest.raises(ValueError, match="unknown language"):
         load_benchmark("offline_qa", data_dir=None, languages=["th"], limit=None)
+
+
+def test_every_qa_language_has_a_name_for_the_search_instruction():
+    from components.data.benchmarks_qa import LANGUAGES
+    from components.data.sources import LANGUAGE_NAMES
+
+    missing = sorted({lang for langs in LANGUAGES.values() for lang in langs} - set(LANGUAGE_NAMES))
+    assert missing == []
