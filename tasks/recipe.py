@@ -49,7 +49,9 @@ def recipe_tags(profile: Profile) -> dict[str, str]:
 def log_profile_task(run: RunRef, profile: Profile, project_dir: str) -> str:
     """The validated profile as ``profile.yaml`` in the run's artifacts."""
     out = artifact_dir(project_dir, "profiles", fingerprint(profile)) / "profile.yaml"
-    out.write_text(yaml.safe_dump(profile.model_dump(mode="json"), allow_unicode=True, sort_keys=False), "utf-8")
+    text = yaml.safe_dump(profile.model_dump(mode="json"), allow_unicode=True, sort_keys=False)
+    if not out.exists() or out.read_text(encoding="utf-8") != text:  # same profile, same file: left untouched
+        out.write_text(text, encoding="utf-8")
     tracking.log_artifact(run, out)
     return str(out)
 
