@@ -91,3 +91,36 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0) -> Path:
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
+
+
+def byte_fragment_tokens(tokenizer) -> list[int]:
+    """Token ids that do not decode to whole characters on their own (byte-level BPE pieces)."""
+    return [i for i in range(len(tokenizer)) if "\ufffd" in tokenizer.decode([i])]
+
+
+def whole_character_variant(src: str | Path, out_dir: str | Path, *, std: float | None = None, seed: int = 0) -> Path:
+    """A copy of a tiny model that never generates a byte-fragment token; return its path.
+
+    Engines detokenize fragments differently (vLLM's incremental detokenizer holds back text
+    that ends in an incomplete character; transformers' decode writes U+FFFD), and which
+    fragments a random model picks changes with the CPU's kernels, so text comparisons across
+    backends run on this variant. The fragments' rows of the tied embedding are zeroed: their
+    logit is then 0, below the largest random logit of the whole-character tokens. ``std``
+    first redraws every matrix with that standard deviation (larger weights vary the output).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(src)
+    model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        if std is not None:
+            for parameter in model.parameters():
+                if parameter.dim() == 2:
+                    parameter.copy_(torch.randn(parameter.shape, generator=generator) * std)
+        model.get_input_embeddings().weight[byte_fragment_tokens(tokenizer)] = 0.0
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir

@@ -36,24 +36,11 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def varied_model(tiny_model_dir, tmp_path_factory):
-    """The tiny model with weights of std 0.3 (its own init gives one repeated token)."""
-    import shutil
+    """The tiny model with weights of std 0.3 (its own init gives one repeated token), never
+    generating byte-fragment tokens (engines detokenize those differently)."""
+    from tests.helpers.tiny_model import whole_character_variant
 
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    out = tmp_path_factory.mktemp("varied-tiny")
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.dim() == 2:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.3)
-    model.save_pretrained(out)
-    for path in tiny_model_dir.iterdir():
-        if path.name.startswith(("tokenizer", "chat_template", "special_tokens")):
-            shutil.copy(path, out / path.name)
-    return out
+    return whole_character_variant(tiny_model_dir, tmp_path_factory.mktemp("varied-tiny"), std=0.3)
 
 
 @pytest.fixture(scope="module")
