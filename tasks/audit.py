@@ -4,13 +4,15 @@ Each task takes settings values and upstream ``ArtifactRef``s, calls one step,
 and returns an ``ArtifactRef`` whose summary carries the step's MLflow figures,
 so a cached task still reports. Cache keys: task inputs (upstream fingerprints
 included) + the source of the audit, verification and number components;
-outputs go to content-addressed ``artifacts/audit/<step>/<fp[:12]>/`` folders.
+outputs go to content-addressed ``artifacts/audit/<step>/<fp[:12]>/`` folders,
+each written under its lock and published with its checksum (``tasks.artifacts``).
 Only ``log_audit_task`` talks to MLflow (explicit run id, never cached).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -19,8 +21,10 @@ from components.audit import steps
 from components.config import fingerprint
 from components.settings import ModelSettings, SamplingSettings
 from tasks import tracking
+from tasks.artifacts import writing
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 
+FIGURE = "fnr_by_language.png"  # what components.audit.steps.figure_step draws
 POLICY = component_cache_policy("components.audit", "components.verification", "components.numbers")
 
 
@@ -40,49 +44,59 @@ def _out(project_dir: str, step: str, *keys) -> Path:
     return artifact_dir(project_dir, f"audit/{step}", fingerprint([step, *keys]))
 
 
+def _step(out: Path, product: str, run: Callable[[], dict], fingerprint_of: str | None = None) -> ArtifactRef:
+    """Run one step into ``out`` under its write lock (or reuse its finished ``product``); the product's ref.
+
+    ``fingerprint_of``: the ref's fingerprint when it is not the product file's checksum.
+    """
+    with writing(out) as slot:
+        if (done := slot.reuse(out / product)) is not None:
+            return done
+        return slot.publish(out / product, run(), fingerprint=fingerprint_of)
+
+
 @task(cache_policy=POLICY, **CACHED)
 def stress_task(table: ArtifactRef, verifiers: list[str], languages: list[str], golds: list[str] | None,
                 project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "stress", table.fingerprint, verifiers, languages, golds)
-    summary = steps.stress_step(out, verifiers=verifiers, languages=languages, golds=golds, table_path=table.path)
-    return ArtifactRef(str(out / "stress.json"), file_fingerprint(out / "stress.json"), summary)
+    return _step(out, "stress.json", lambda: steps.stress_step(out, verifiers=verifiers, languages=languages,
+                                                               golds=golds, table_path=table.path))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def judge_task(generations: ArtifactRef, proxies: list[str], reference: str, project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "judgements", generations.fingerprint, proxies, reference)
-    summary = steps.judge_generations(generations.path, out, proxies=proxies, reference=reference)
-    return ArtifactRef(summary["judgements"], file_fingerprint(summary["judgements"]), summary)
+    return _step(out, "judgements.jsonl", lambda: steps.judge_generations(generations.path, out, proxies=proxies,
+                                                                          reference=reference))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def diagnostics_task(judgements: ArtifactRef, proxies: list[str], project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "diagnostics", judgements.fingerprint, proxies)
-    summary = steps.diagnostics_step(judgements.path, out, proxies=proxies)
-    return ArtifactRef(str(out / "diagnostics.json"), judgements.fingerprint, summary)
+    return _step(out, "diagnostics.json", lambda: steps.diagnostics_step(judgements.path, out, proxies=proxies),
+                 judgements.fingerprint)
 
 
 @task(cache_policy=POLICY, **CACHED)
 def number_only_generation_task(generations: ArtifactRef, model: ModelSettings, sampling: SamplingSettings,
                                 project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "number_only", generations.fingerprint, model, sampling)
-    summary = steps.number_only_generations(generations.path, out / "generations.jsonl", model=model,
-                                            sampling=sampling, cache_dir=Path(project_dir) / ".cache")
-    return file_ref(summary["path"], summary)
+    return _step(out, "generations.jsonl", lambda: steps.number_only_generations(
+        generations.path, out / "generations.jsonl", model=model, sampling=sampling,
+        cache_dir=Path(project_dir) / ".cache"))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def probe_task(standard: ArtifactRef, number_only: ArtifactRef, proxies: list[str], project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "probe", standard.fingerprint, number_only.fingerprint, proxies)
-    summary = steps.probe_step(standard.path, number_only.path, out, proxies=proxies)
-    return ArtifactRef(str(out / "probe.json"), fingerprint([standard.fingerprint, number_only.fingerprint]), summary)
+    return _step(out, "probe.json", lambda: steps.probe_step(standard.path, number_only.path, out, proxies=proxies),
+                 fingerprint([standard.fingerprint, number_only.fingerprint]))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def selection_task(judgements: ArtifactRef, project_dir: str) -> ArtifactRef:
     out = _out(project_dir, "selection", judgements.fingerprint)
-    summary = steps.selection_step(judgements.path, out)
-    return ArtifactRef(str(out / "selection.json"), judgements.fingerprint, summary)
+    return _step(out, "selection.json", lambda: steps.selection_step(judgements.path, out), judgements.fingerprint)
 
 
 @task(cache_policy=POLICY, **CACHED)
@@ -98,18 +112,17 @@ def figure_task(diagnostics: ArtifactRef, stress: ArtifactRef | None, selection:
                 project_dir: str) -> ArtifactRef:
     keys = [ref.fingerprint if ref else None for ref in (diagnostics, stress, selection)]
     out = _out(project_dir, "figures", *keys)
-    summary = steps.figure_step(diagnostics.summary, stress.summary if stress else None,
-                                selection.summary if selection else None, out)
-    return ArtifactRef(summary["figure"], file_fingerprint(summary["figure"]), summary)
+    return _step(out, FIGURE, lambda: steps.figure_step(diagnostics.summary, stress.summary if stress else None,
+                                                        selection.summary if selection else None, out))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def combine_generations_task(generations: list[ArtifactRef], project_dir: str) -> ArtifactRef:
     if len(generations) == 1:
         return generations[0]
-    out = _out(project_dir, "generations", [ref.fingerprint for ref in generations]) / "generations.jsonl"
-    summary = steps.concat_generations([ref.path for ref in generations], out)
-    return file_ref(out, summary)
+    out = _out(project_dir, "generations", [ref.fingerprint for ref in generations])
+    return _step(out, "generations.jsonl",
+                 lambda: steps.concat_generations([ref.path for ref in generations], out / "generations.jsonl"))
 
 
 OUTPUT_FILES = {"stress.json", "diagnostics.json", "probe.json", "selection.json"}

@@ -14,11 +14,20 @@ The key here is:
 
 Results persist in the project-local store (``PREFECT_RESULTS_LOCAL_STORAGE_PATH``);
 outputs go to content-addressed directories ``artifacts/<stage>/<fp[:12]>/``.
+
+A stored result is only as good as the files it points at: another run, a
+person or a full disk may have changed them since. ``CheckedArtifacts`` wraps
+the key: before Prefect looks the key up, every ``ArtifactRef`` inside the
+stored result is checked against its directory's manifest (rows, sha256;
+``tasks.artifacts.problem``). A result whose files do not hold what it recorded
+is expired (Prefect's record expiration, so the lookup misses), the reason is
+logged, and the task runs again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import importlib
 import json
@@ -93,9 +102,58 @@ class ComponentSource(CachePolicy):
         return digest.hexdigest()
 
 
+@dataclass
+class CheckedArtifacts(CachePolicy):
+    """The key of ``inner``; a stored result under it whose artifacts changed is expired before the lookup."""
+
+    inner: CachePolicy | None = None
+
+    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str:
+        key = self.inner.compute_key(task_ctx, inputs, flow_parameters, **kwargs)
+        if key:
+            expire_if_stale(key, getattr(getattr(task_ctx, "task", None), "name", "task"))
+        return key
+
+
 def component_cache_policy(*modules: str) -> CachePolicy:
-    """Task inputs (settings by their cache view) + the task's own source + the source of the components it calls."""
-    return SettingsInputs() + TASK_SOURCE + ComponentSource(modules=tuple(modules))
+    """Task inputs (settings by their cache view) + the task's own source + the source of the components it calls;
+    a stored result is reused only while its artifacts are whole."""
+    return CheckedArtifacts(inner=SettingsInputs() + TASK_SOURCE + ComponentSource(modules=tuple(modules)))
+
+
+def artifact_refs(value: Any) -> list["ArtifactRef"]:
+    """Every ``ArtifactRef`` inside a task result (lists, dicts, dataclasses, pydantic models)."""
+    if isinstance(value, ArtifactRef):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [ref for item in value for ref in artifact_refs(item)]
+    if isinstance(value, dict):
+        return [ref for item in value.values() for ref in artifact_refs(item)]
+    if isinstance(value, BaseModel):
+        return [ref for name in type(value).model_fields for ref in artifact_refs(getattr(value, name))]
+    return []
+
+
+def expire_if_stale(key: str, task_name: str) -> str | None:
+    """Expire the stored result under ``key`` when an artifact it points at changed; returns the reason."""
+    from prefect.results import get_result_store
+
+    from tasks.artifacts import log, problem
+
+    store = get_result_store()
+    if not store.exists(key):
+        return None
+    try:
+        record = store.read(key)
+    except Exception:  # noqa: BLE001 - an unreadable record is Prefect's to report when it reads it
+        return None
+    reasons = [found for ref in artifact_refs(record.result) if (found := problem(ref))]
+    if not reasons:
+        return None
+    log(f"cached result of task {task_name!r} not reused: {reasons[0]}; running it again", warning=True)
+    past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
+    store.write(record.result, key=key, expiration=past)
+    return reasons[0]
 
 
 @dataclass(frozen=True)

@@ -3,19 +3,23 @@
 Cache keys (``tasks.caching``): the task's settings section, the fingerprints of
 its upstream tables and models (never the whole profile), the task source and
 the source of the components it calls. Outputs go to content-addressed
-``artifacts/data/<step>/<fp[:12]>/``. Sampled generation is keyed with its seed
-(inside ``SamplingSettings``); API calls are cached besides, per request.
+``artifacts/data/<step>/<fp[:12]>/``, each built under the directory's write
+lock and published with the row count and checksum of every table
+(``tasks.artifacts``). Sampled generation is keyed with its seed (inside
+``SamplingSettings``); API calls are cached besides, per request.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from components.config import fingerprint
 from components.settings import DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings
+from tasks.artifacts import writing
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
@@ -24,9 +28,13 @@ DATA_COMPONENTS = ("components.data", "components.verification", "components.lan
                    "components.numbers", "components.generation")  # fmt: skip
 
 
-def _ref(out_dir: Path, table: str, summary: dict) -> ArtifactRef:
-    path = out_dir / f"{table}.parquet"
-    return ArtifactRef(str(path), file_fingerprint(path), summary)
+def _built(out_dir: Path, table: str, build: Callable[[], dict]) -> ArtifactRef:
+    """Build a step's tables into ``out_dir`` under its write lock (or reuse them); the ref of ``<table>.parquet``."""
+    with writing(out_dir) as slot:
+        if (done := slot.reuse(out_dir / f"{table}.parquet")) is not None:
+            return done
+        summary = build()
+        return slot.publish(out_dir / f"{table}.parquet", summary, files=sorted(out_dir.glob("*.parquet")))
 
 
 @task(name="data-model-identity", cache_policy=NO_CACHE)
@@ -56,7 +64,7 @@ def source_task(source: DataSourceSettings, identity: str, project_dir: str) -> 
     from components.data.datasets import build_source
 
     out = artifact_dir(project_dir, "data/source", fingerprint([source, identity]))
-    return _ref(out, "source", build_source(source, out))
+    return _built(out, "source", lambda: build_source(source, out))
 
 
 @task(name="data-translate", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -68,9 +76,8 @@ def translate_task(settings: TranslationSettings, source_settings: DataSourceSet
 
     key = fingerprint([settings, source_settings, languages, source_language, source.fingerprint, models])
     out = artifact_dir(project_dir, "data/translations", key)
-    summary = build_translations(settings, source_settings, languages, source_language, Path(source.path), out,
-                                 Path(cache_dir))
-    return _ref(out, "translations", summary)
+    return _built(out, "translations", lambda: build_translations(
+        settings, source_settings, languages, source_language, Path(source.path), out, Path(cache_dir)))
 
 
 @task(name="data-traces", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -80,7 +87,7 @@ def traces_task(settings: TraceSettings, languages: list[str], translations: Art
     from components.data.datasets import build_traces
 
     out = artifact_dir(project_dir, "data/traces", fingerprint([settings, languages, translations.fingerprint, model]))
-    return _ref(out, "sft", build_traces(settings, languages, Path(translations.path), out, Path(cache_dir)))
+    return _built(out, "sft", lambda: build_traces(settings, languages, Path(translations.path), out, Path(cache_dir)))
 
 
 @task(name="data-traces-from-file", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -90,7 +97,7 @@ def traces_from_file_task(settings: TraceSettings, languages: list[str], identit
     from components.data.datasets import build_traces_from_file
 
     out = artifact_dir(project_dir, "data/traces", fingerprint([settings, languages, identity]))
-    return _ref(out, "sft", build_traces_from_file(settings, languages, out))
+    return _built(out, "sft", lambda: build_traces_from_file(settings, languages, out))
 
 
 @task(name="data-rejection-sampling", cache_policy=component_cache_policy(*DATA_COMPONENTS), **CACHED)
@@ -101,8 +108,8 @@ def rl_set_task(settings: RejectionSettings, verifier: str, languages: list[str]
 
     key = fingerprint([settings, verifier, languages, sft_data.fingerprint, policy.fingerprint])
     out = artifact_dir(project_dir, "data/rl", key)
-    summary = build_rl_set(settings, verifier, languages, Path(sft_data.path), policy.model, out, Path(cache_dir))
-    return _ref(out, "rl_train", summary)
+    return _built(out, "rl_train", lambda: build_rl_set(settings, verifier, languages, Path(sft_data.path),
+                                                        policy.model, out, Path(cache_dir)))
 
 
 KEPT = {  # step -> (summary count of what it kept, the per-language report to show when it kept nothing)

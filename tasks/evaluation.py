@@ -6,6 +6,11 @@ weight file identities) and the sampling settings with their seed; scoring is
 keyed on the generations file's content hash and the scoring settings, so a new
 verifier re-scores without generating again. Tasks return ``ArtifactRef``s and
 never take a ``RunRef`` (a run id in the key would defeat reuse across runs).
+
+Each writing task holds its directory's lock (``tasks.artifacts.writing``): a
+second run of the same profile waits for the first and reuses what it
+finished; generation must hold every sample of every prompt before it is
+published.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from prefect.cache_policies import NO_CACHE
 
 from components.config import fingerprint
 from components.settings import BenchmarkSettings, PromptSettings, SamplingSettings, ScoringSettings
-from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from tasks.artifacts import writing, write_atomic
+from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy
 from tasks.models import generator_for
 from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
@@ -67,9 +73,19 @@ def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampli
     key = fingerprint({"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
                        "stop": stop})
     out = artifact_dir(project_dir, "generation", key) / "generations.jsonl"
-    generator = generator_for(model, cache_dir)
-    summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out, stop)
-    return ArtifactRef(str(out), file_fingerprint(out), summary.to_dict())
+    with writing(out.parent, progress=lambda: journal_progress(out, len(prompts) * sampling.n)) as slot:
+        if (done := slot.reuse(out)) is not None:
+            return done
+        generator = generator_for(model, cache_dir)
+        summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out,
+                                    stop)
+        return slot.publish(out, summary.to_dict())
+
+
+def journal_progress(out: Path, expected: int) -> str:
+    """How many generated rows the journals of ``out`` keep (what an interrupted run leaves for its re-run)."""
+    rows = sum(1 for path in out.parent.glob(out.name + ".partial*") for line in path.open("rb") if line.strip())
+    return f"{rows} of {expected} generated rows kept"
 
 
 @task(
@@ -83,14 +99,17 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: 
     """Score every sample; write per-row verdicts and the per-language aggregate."""
     from components.scoring import score_file
 
-    result = score_file(
-        generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
-        max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
-        in_domain=scoring.in_domain, extraction=scoring.extraction,
-    )
     out = artifact_dir(project_dir, "scores", fingerprint([generations.fingerprint, scoring])) / "scores.json"
-    out.write_text(json.dumps(result, ensure_ascii=False, default=str), encoding="utf-8")
-    return ArtifactRef(str(out), file_fingerprint(out), {"errors": len(result.get("errors", []))})
+    with writing(out.parent) as slot:
+        if (done := slot.reuse(out)) is not None:
+            return done
+        result = score_file(
+            generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
+            max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
+            in_domain=scoring.in_domain, extraction=scoring.extraction,
+        )
+        write_atomic(out, json.dumps(result, ensure_ascii=False, default=str))
+        return slot.publish(out, {"errors": len(result.get("errors", []))})
 
 
 @task(name="report", cache_policy=component_cache_policy("components.reporting", "components.metrics"), **CACHED)
@@ -99,8 +118,13 @@ def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, p
     from components.reporting import write_report
 
     out = artifact_dir(project_dir, "reports", fingerprint([benchmark, generations.fingerprint, scores.fingerprint]))
-    report = write_report(benchmark, generations.path, scores.path, out)
-    return ArtifactRef(str(out), fingerprint(report.metrics), {"languages": report.language_table})
+    with writing(out) as slot:
+        if (done := slot.reuse(out)) is not None:
+            return done
+        report = write_report(benchmark, generations.path, scores.path, out)
+        files = [path for path in out.iterdir() if path.is_file() and not path.name.startswith(".")]
+        return slot.publish(out, {"languages": report.language_table}, files=files,
+                            fingerprint=fingerprint(report.metrics))
 
 
 @task(name="log-benchmark", cache_policy=NO_CACHE)

@@ -21,7 +21,8 @@ from components.config import fingerprint
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
-from tasks.training import log_training_output, run_trainer, trained_ref, training_dir
+from tasks.artifacts import writing
+from tasks.training import log_training_output, run_trainer, train_once, training_dir
 
 TRAIN_MODULES = ("components.training", "components.rewards", "components.verification", "components.language",
                  "components.metrics", "components.settings", "components.retrieval")
@@ -69,11 +70,13 @@ def audit_rollouts_task(inputs: dict, project_dir: str) -> ArtifactRef | None:
         return None
     if job.grpo.audit.rollouts:
         path = Path(job.grpo.audit.rollouts)
-    else:
-        out = training_dir(project_dir, job, *inputs["fingerprints"])
+        return ArtifactRef(str(path), file_fingerprint(path), {"source": "file"})
+    out = training_dir(project_dir, job, *inputs["fingerprints"])
+    with writing(out) as slot:
+        if (done := slot.reuse(out / "rollouts.jsonl")) is not None:
+            return done
         run_trainer(job, out, phase="rollouts")
-        path = out / "rollouts.jsonl"
-    return ArtifactRef(str(path), file_fingerprint(path), {"source": "file" if job.grpo.audit.rollouts else "policy"})
+        return slot.publish(out / "rollouts.jsonl", {"source": "policy"})
 
 
 @task(name="grpo-reward-audit", cache_policy=NO_CACHE)
@@ -115,9 +118,7 @@ def reward_audit_task(run: RunRef, inputs: dict, rollouts: ArtifactRef | None) -
 @task(name="grpo-train", cache_policy=component_cache_policy(*TRAIN_MODULES), **CACHED)
 def grpo_train_task(inputs: dict, project_dir: str) -> ArtifactRef:
     """Launch the trainer process (resuming if checkpoints exist); return the run directory."""
-    out = training_dir(project_dir, inputs["job"], *inputs["fingerprints"])
-    run_trainer(inputs["job"], out)
-    return trained_ref(out)
+    return train_once(inputs["job"], training_dir(project_dir, inputs["job"], *inputs["fingerprints"]))
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)
@@ -150,5 +151,9 @@ def final_weights_task(trained: ArtifactRef, base_path: str, sft_adapter: str | 
     if sft_adapter is None:
         return {"weights": summary["adapter_dir"], "kind": "adapter"}
     out = artifact_dir(project_dir, "grpo-final", fingerprint([trained.fingerprint, base_path, sft_adapter]))
-    combine_adapters(base_path, [sft_adapter, summary["adapter_dir"]], out / "adapter")
+    with writing(out) as slot:
+        if slot.reuse(out / "adapter") is None:
+            combine_adapters(base_path, [sft_adapter, summary["adapter_dir"]], out / "adapter")
+            files = [path for path in sorted((out / "adapter").rglob("*")) if path.is_file()]
+            slot.publish(out / "adapter", {}, files=files, fingerprint=fingerprint([trained.fingerprint, sft_adapter]))
     return {"weights": str(out / "adapter"), "kind": "adapter"}

@@ -10,7 +10,7 @@ from components.training.runner import TrainingJob
 from tasks.caching import CACHED, ArtifactRef, component_cache_policy
 from tasks.outputs import ModelRef
 from tasks.tracking import RunRef
-from tasks.training import log_training_output, run_trainer, trained_ref, training_dir
+from tasks.training import log_training_output, train_once, training_dir
 
 TRAIN_MODULES = ("components.training", "components.settings")
 
@@ -19,9 +19,7 @@ TRAIN_MODULES = ("components.training", "components.settings")
 def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project_dir: str) -> ArtifactRef:
     """Launch the trainer process (resuming if checkpoints exist); return the run directory."""
     job = TrainingJob(stage="sft", sft=sft, model=base.model.model, adapter=base.model.adapter, dataset=train.path)
-    out = training_dir(project_dir, job, base.fingerprint, train.fingerprint)
-    run_trainer(job, out)
-    return trained_ref(out)
+    return train_once(job, training_dir(project_dir, job, base.fingerprint, train.fingerprint))
 
 
 @task(name="sft-log", cache_policy=NO_CACHE)

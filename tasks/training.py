@@ -5,9 +5,12 @@ the ``TrainingJob``, waits for the process and reads ``<out>/result.json``. The
 run directory is content-addressed (the stage's settings without their
 operational fields + the fingerprints of model, adapter and dataset), so a run
 killed mid-way leaves its checkpoints where the re-run looks and the trainer
-resumes from the last complete one. MLflow logging is a separate uncached
-task, so a cached training still reports its curves, checkpoints and adapter to
-the new run.
+resumes from the last complete one. One process trains in a directory at a
+time (its write lock, ``tasks.artifacts``); a finished run is published with
+the checksums of its adapter and ``result.json``, and a second run of the same
+stage reuses it instead of training again. MLflow logging is a separate
+uncached task, so a cached training still reports its curves, checkpoints and
+adapter to the new run.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import sys
 from pathlib import Path
 
 from components.config import fingerprint
-from components.training.runner import TrainingJob, job_launch_command, write_job
+from components.training.runner import TrainingJob, job_launch_command, last_complete_checkpoint, write_job
+from tasks.artifacts import Slot, writing
 from tasks.caching import ArtifactRef, artifact_dir, file_fingerprint
 from tasks.process import run_stage_process
 from tasks.tracking import RunRef
@@ -56,6 +60,28 @@ def trained_ref(out: Path) -> ArtifactRef:
     """The run directory, fingerprinted by its adapter, with ``result.json`` as summary."""
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     return ArtifactRef(str(out), file_fingerprint(out / "adapter" / "adapter_model.safetensors"), result)
+
+
+def checkpoint_progress(out: Path) -> str:
+    """What an interrupted training leaves for its re-run: the last complete checkpoint."""
+    checkpoint = last_complete_checkpoint(out / "trainer")
+    return f"resumes from {checkpoint.name}" if checkpoint else "no complete checkpoint yet"
+
+
+def publish_trained(slot: Slot, out: Path) -> ArtifactRef:
+    """Record a finished run: the adapter's files and ``result.json`` with their checksums."""
+    ref = trained_ref(out)
+    files = [path for path in sorted((out / "adapter").rglob("*")) if path.is_file()] + [out / "result.json"]
+    return slot.publish(out, ref.summary, files=files, fingerprint=ref.fingerprint)
+
+
+def train_once(job: TrainingJob, out: Path) -> ArtifactRef:
+    """Train in ``out`` under its write lock, or reuse the run finished there; the run directory's ref."""
+    with writing(out, progress=lambda: checkpoint_progress(out)) as slot:
+        if (done := slot.reuse(out)) is not None:
+            return done
+        run_trainer(job, out)
+        return publish_trained(slot, out)
 
 
 def log_training_output(run: RunRef, trained: ArtifactRef, stage: str) -> dict:

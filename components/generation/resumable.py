@@ -1,16 +1,27 @@
 """Generate into a JSONL file chunk by chunk, resuming after an interruption.
 
-Rows are appended to ``<out>.partial`` after every chunk of prompts, each with
-its ``prompt_index``; a restarted run reads the partial file, skips the prompts
-already done and appends the rest, then renames it to ``<out>``. So a killed
-evaluation never pays twice for finished generations. Time spent inside the
-backend is measured separately from everything else (``backend_seconds``), for
-the evaluation overhead benchmark.
+Each process appends its rows to its own journal, ``<out>.partial.<pid>``,
+after every chunk of prompts, each row with its ``prompt_index``. A restarted
+run adopts every journal it finds (its own, those of killed processes, and the
+older shared ``<out>.partial``): a prompt counts as done once all its ``n``
+samples are there, a torn last line or a half-written prompt is generated
+again, and a sample written twice is kept once. The finished file is written
+to a temporary name and renamed onto ``<out>`` (``os.replace`` is atomic on
+one file system), so a reader sees either no file or a whole one, and it is
+refused unless it holds every sample of every prompt exactly once. So a killed
+evaluation never pays twice for finished generations.
+
+Two processes must not generate into one ``<out>`` at the same time: the
+caller holds the directory's lock (the Prefect tasks do), and adopting
+journals deletes them. Time spent inside the backend is measured separately
+from everything else (``backend_seconds``), for the evaluation overhead
+benchmark.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,7 +52,7 @@ class GenerationSummary:
 
 
 def read_done(partial: Path) -> tuple[list[dict], set[int]]:
-    """Rows already written and the prompt indices they cover (a torn last line is dropped)."""
+    """Rows of one journal and the prompt indices they touch (a torn last line is dropped)."""
     if not partial.exists():
         return [], set()
     rows: list[dict] = []
@@ -51,6 +62,48 @@ def read_done(partial: Path) -> tuple[list[dict], set[int]]:
         except json.JSONDecodeError:
             break  # the process died mid-write: that chunk is generated again
     return rows, {int(row["prompt_index"]) for row in rows}
+
+
+def journals(out_path: Path) -> list[Path]:
+    """Every journal of ``out_path``: per-process ones and the older shared ``.partial``."""
+    return sorted(out_path.parent.glob(out_path.name + ".partial*"))
+
+
+def adopt_journals(out_path: Path, samples: int) -> tuple[Path, list[dict]]:
+    """This process's journal, holding the complete prompts of every journal found; the others are removed.
+
+    A prompt is complete when all ``samples`` of it are there; a sample seen twice is kept once.
+    """
+    found = journals(out_path)
+    rows = unique_rows(row for path in found for row in read_done(path)[0])
+    per_prompt: dict[int, int] = {}
+    for row in rows:
+        per_prompt[row["prompt_index"]] = per_prompt.get(row["prompt_index"], 0) + 1
+    kept = [row for row in rows if per_prompt[row["prompt_index"]] == samples]
+    own = out_path.with_name(f"{out_path.name}.partial.{os.getpid()}")
+    _write_rows(own, kept)
+    for path in found:
+        if path != own:
+            path.unlink(missing_ok=True)
+    return own, kept
+
+
+def unique_rows(rows) -> list[dict]:
+    """Rows keyed by (prompt_index, sample_index), the first of each key kept."""
+    seen: dict[tuple[int, int], dict] = {}
+    for row in rows:
+        seen.setdefault((int(row["prompt_index"]), int(row.get("sample_index", 0))), row)
+    return list(seen.values())
+
+
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` to ``path`` through a temporary file and an atomic rename."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
 
 
 def _append(partial: Path, rows: list[dict]) -> None:
@@ -77,12 +130,8 @@ def generate_to_jsonl(
     if len(items) != len(prompts):
         raise ValueError(f"{len(items)} items but {len(prompts)} prompts")
     out_path = Path(out_path)
-    partial = out_path.with_name(out_path.name + ".partial")
-    done_rows, done = read_done(partial)
-    if partial.exists():  # drop a torn last line before appending after it
-        partial.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done_rows), encoding="utf-8")
-    if done_rows and len({r["prompt_index"] for r in done_rows}) != len(done):
-        raise ValueError(f"{partial}: inconsistent prompt indices")
+    partial, done_rows = adopt_journals(out_path, sampling.n)
+    done = {row["prompt_index"] for row in done_rows}
     todo = [index for index in range(len(prompts)) if index not in done]
     tokens = sum(int(row.get("num_tokens", 0)) for row in done_rows)
     backend_seconds = 0.0
@@ -97,9 +146,12 @@ def generate_to_jsonl(
             row["completion"] = truncate_at_stops(row["completion"], stop)
         tokens += sum(row["num_tokens"] for row in rows)
         _append(partial, rows)
-    all_rows, _ = read_done(partial)
+    all_rows = unique_rows(read_done(partial)[0])
     all_rows.sort(key=lambda row: (row["prompt_index"], row["sample_index"]))
-    out_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows), encoding="utf-8")
+    if len(all_rows) != len(prompts) * sampling.n:
+        raise RuntimeError(f"{out_path}: {len(all_rows)} rows in {partial.name}, expected {len(prompts)} prompts x "
+                           f"{sampling.n} samples; not written (was the journal changed by another process?)")
+    _write_rows(out_path, all_rows)
     partial.unlink()
     return GenerationSummary(
         path=str(out_path),
