@@ -1,29 +1,121 @@
-"""Run a training stage as its own process and wait for it.
+"""Child processes of a run: started in their own process group, ended by PID, never left behind.
 
-A stage in its own process frees all its memory when it ends (a GPU holds no stale
-model into the next stage), and the same command scales to several GPUs through
-accelerate/DeepSpeed configs.
+A training stage runs as its own process (memory is freed when the stage ends,
+and the same command scales to several GPUs through accelerate/DeepSpeed
+configs). Every child goes through ``spawn``:
 
-The process gets the repository on ``PYTHONPATH`` and runs from the repository
-root; its output is appended to ``log_path`` (a re-run after a kill keeps the
-earlier log). A non-zero exit raises with the log's tail, so the Prefect task
-fails with the trainer's own error.
+* it runs under ``tasks.lifeline`` as the leader of a new process group, so a
+  Ctrl-C in the terminal reaches only ``polyreason`` (which then ends its
+  children in order) and the whole group — accelerate's launcher and the
+  trainer it starts — is ended together (``end_children``, by process-group id);
+* the lifeline ends the group when ``polyreason`` itself disappears, even after
+  ``kill -9``.
+
+``run_stage_process`` gives the trainer the repository on ``PYTHONPATH`` and
+runs it from the repository root; its output is appended to ``log_path`` (a
+re-run after a kill keeps the earlier log). A non-zero exit raises with the
+log's tail, so the Prefect task fails with the trainer's own error.
+
+``owner_token``/``owner_alive`` name a process across restarts (host, PID and
+start time, so a reused PID is not mistaken for the old process): runs and
+flow runs carry it, and the next start closes those whose owner is gone.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+_CHILDREN: dict[int, tuple[subprocess.Popen, str]] = {}  # pid -> (process, what it is)
+
+
+def spawn(command: list[str], what: str, *, ended_by_interrupt: bool = True, **popen: Any) -> subprocess.Popen:
+    """Start ``command`` under the lifeline in a new process group.
+
+    ``ended_by_interrupt``: ``end_children`` ends it; a server the run still reports to is stopped last, by its owner.
+    """
+    wrapped = [sys.executable, "-m", "tasks.lifeline", str(os.getpid()), "--", *command]
+    env = dict(popen.pop("env", None) or os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    process = subprocess.Popen(wrapped, start_new_session=True, env=env, **popen)
+    if ended_by_interrupt:
+        _CHILDREN[process.pid] = (process, what)
+    return process
+
+
+def end_process_group(process: subprocess.Popen, grace_s: float = 3.0) -> None:
+    """SIGTERM to the group led by ``process``, SIGKILL after ``grace_s`` to what is left."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            continue
+        try:  # the leader is gone: anything still in its group gets SIGKILL
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+
+
+def end_children(grace_s: float = 3.0) -> list[str]:
+    """End every child still running (by process group); returns what was ended, e.g. ``["SFT train (pid 12)"]``."""
+    ended = []
+    for pid, (process, what) in list(_CHILDREN.items()):
+        if process.poll() is None:
+            end_process_group(process, grace_s)
+            ended.append(f"{what} (pid {pid})")
+        _CHILDREN.pop(pid, None)
+    return ended
 
 
 def run_stage_process(command: list[str], log_path: Path, timeout_s: int, what: str) -> None:
     """Run ``command`` to completion; raise ``RuntimeError`` naming ``what`` and the log on failure."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     with log_path.open("a", encoding="utf-8") as log:
-        done = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
-    if done.returncode != 0:
+        returncode = _wait(spawn(command, what, cwd=REPO, stdout=log, stderr=subprocess.STDOUT), timeout_s, what)
+    if returncode != 0:
         tail = log_path.read_text(encoding="utf-8")[-3000:]
-        raise RuntimeError(f"{what} process failed with exit code {done.returncode}; {log_path} ends:\n{tail}")
+        raise RuntimeError(f"{what} process failed with exit code {returncode}; {log_path} ends:\n{tail}")
+
+
+def _wait(process: subprocess.Popen, timeout_s: int, what: str) -> int:
+    try:
+        return process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        end_process_group(process)
+        raise RuntimeError(f"{what} process ran past its time limit of {timeout_s} s and was ended") from None
+    finally:
+        if process.poll() is None:  # interrupted while waiting: the group goes with us
+            end_process_group(process)
+        _CHILDREN.pop(process.pid, None)
+
+
+def owner_token(pid: int | None = None) -> str:
+    """``host:pid:start`` of a process (this one by default)."""
+    import psutil
+
+    pid = pid or os.getpid()
+    return f"{socket.gethostname()}:{pid}:{int(psutil.Process(pid).create_time())}"
+
+
+def owner_alive(token: str) -> bool | None:
+    """Whether the process a token names still runs; ``None`` when it ran on another host (cannot tell)."""
+    import psutil
+
+    parts = token.split(":")
+    if len(parts) < 3 or ":".join(parts[:-2]) != socket.gethostname():
+        return None
+    pid, started = int(parts[-2]), int(parts[-1])
+    try:
+        return int(psutil.Process(pid).create_time()) == started
+    except psutil.NoSuchProcess:
+        return False

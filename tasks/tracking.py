@@ -6,6 +6,12 @@ active run, because Prefect may run tasks on worker threads. The default store
 is SQLite under ``<project>/mlruns/mlflow.db`` with artifacts beside it: MLflow
 3.17 refuses the old ``file:./mlruns`` store. Metric names are checked: MLflow
 rejects ``@`` and ``&`` (use ``pass_at_1``, ``slc_and_acc``).
+
+Nothing is left RUNNING: ``stage_run`` closes its run FINISHED, FAILED, or
+KILLED when an interrupt (Ctrl-C, SIGTERM) unwinds it; this process's open runs
+are listed (``open_runs``) so an interrupted CLI can close any the unwinding
+did not reach; every run carries its process's ``polyreason.owner`` tag, by
+which ``tasks.abandoned`` marks KILLED the runs a ``kill -9`` left RUNNING.
 """
 
 from __future__ import annotations
@@ -22,8 +28,12 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from components.config import flatten
 from components.settings import TrackingSettings
+from tasks.process import owner_token
 
 FORBIDDEN_METRIC_CHARS = "@&"
+OWNER_TAG = "polyreason.owner"
+_OPEN: dict[str, "RunRef"] = {}  # run id -> run, for runs this process has open
+KILLED: list[str] = []  # ids of the runs this process closed as KILLED
 MAX_PARAM_VALUE = 6000
 SECRET_MARKERS = ("api_key", "token", "secret", "password")
 
@@ -71,12 +81,20 @@ def client(uri: str):
 
 
 def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str:
-    """Id of experiment ``name``, created on first use."""
+    """Id of experiment ``name``, created on first use (by whichever of two concurrent runs gets there first)."""
+    from mlflow.exceptions import MlflowException
+
     mlflow_client = client(uri)
     found = mlflow_client.get_experiment_by_name(name)
     if found is not None:
         return found.experiment_id
-    return mlflow_client.create_experiment(name, artifact_location=artifact_location)
+    try:
+        return mlflow_client.create_experiment(name, artifact_location=artifact_location)
+    except MlflowException:
+        found = mlflow_client.get_experiment_by_name(name)
+        if found is None:
+            raise
+        return found.experiment_id
 
 
 def is_secret_key(key: str) -> bool:
@@ -108,11 +126,12 @@ def open_run(
     """Create a run (never the fluent active run), nested under ``parent`` when given, and log flattened params."""
     uri = tracking_uri(settings, project_dir)
     experiment_id = ensure_experiment(uri, settings.experiment, artifact_root(settings, project_dir))
-    tags = dict(tags or {})
+    tags = {**(tags or {}), OWNER_TAG: owner_token()}
     if parent is not None:
         tags["mlflow.parentRunId"] = parent.run_id
     run = client(uri).create_run(experiment_id, run_name=run_name, tags=tags)
     ref = RunRef(uri, run.info.run_id, experiment_id)
+    _OPEN[ref.run_id] = ref
     if params:
         log_params(ref, params)
     return ref
@@ -204,6 +223,21 @@ def set_tags(ref: RunRef, tags: Mapping[str, str]) -> None:
 def finish_run(ref: RunRef, status: str = "FINISHED") -> None:
     """Close the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
     client(ref.tracking_uri).set_terminated(ref.run_id, status=status)
+    _OPEN.pop(ref.run_id, None)
+    if status == "KILLED":
+        KILLED.append(ref.run_id)
+
+
+def open_runs() -> list[RunRef]:
+    """Runs this process opened and has not closed yet, innermost (latest) first."""
+    return list(reversed(_OPEN.values()))
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether an exception ends a run from outside: Ctrl-C, SIGTERM (Prefect's ``TerminationSignal``), exit."""
+    from prefect.exceptions import ExternalSignal
+
+    return isinstance(error, (KeyboardInterrupt, SystemExit, ExternalSignal))
 
 
 @contextmanager
@@ -217,7 +251,7 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
     try:
         yield run
     except BaseException as error:
-        finish_run(run, "KILLED" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "FAILED")
+        finish_run(run, "KILLED" if interrupted(error) else "FAILED")
         raise
     finish_run(run)
 
