@@ -11,7 +11,9 @@ fields the metric table reads (``components.metrics.table.ROW_FIELDS``), the ver
 
 Bad input never stops a run: a row that is not JSON, lacks a field, has a field of the wrong
 type or an unknown language becomes an entry of ``errors`` naming file, line and field, and
-every other row is still scored. An empty completion is scored as incorrect.
+every other row is still scored (``bad_rows`` counts rows, not problems). Booleans are JSON
+``true``/``false`` only: ``"expected": "false"`` is an error, not a truthy string. A UTF-8
+byte-order mark before the first row is skipped. An empty completion is scored as incorrect.
 
 One lingua detector (``BASE_LANGUAGES`` plus the rows' languages) is built per process; each
 distinct line, step and trace is detected once, in lingua's parallel batch API.
@@ -43,6 +45,7 @@ from components.verification import get_verifier, split_think
 SCORE_FIELDS = ("id", "lang", "gold", "completion")
 VERIFY_FIELDS = ("id", "lang", "gold", "answer")
 _NUMBER_FIELDS = ("id", "gold")  # strings, or numbers turned into strings
+_BOOLEAN_FIELDS = ("expected",)  # JSON true/false only
 _OPTIONAL: dict[str, tuple[type, int | None]] = {  # field -> (type, smallest value)
     "benchmark": (str, None), "source": (str, None), "sample_index": (int, 0), "max_context": (int, 1), "num_tokens": (int, 0),
 }
@@ -76,6 +79,9 @@ def _check_row(row: Any, required: Sequence[str], source: str, line: int) -> lis
             errors.append(_error(source, line, field, f"expected {kind.__name__}, got {value!r}"))
         elif smallest is not None and value < smallest:
             errors.append(_error(source, line, field, f"must be at least {smallest}, got {value!r}"))
+    for field in _BOOLEAN_FIELDS:
+        if field in row and not isinstance(row[field], bool):
+            errors.append(_error(source, line, field, f"expected true or false, got {row[field]!r}"))
     return errors
 
 
@@ -99,7 +105,7 @@ def read_jsonl_rows(path: str | Path) -> tuple[list[tuple[int, Any]], list[dict[
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is no part of row 1
                 if text.strip():
                     rows.append((number, json.loads(text)))
             except UnicodeDecodeError as exc:
@@ -236,7 +242,7 @@ def verify_rows(rows: Sequence[Any], verifier: str, *, source: str = "<rows>",
     verify = get_verifier(verifier)
     valid, errors = validate_rows(rows, VERIFY_FIELDS, source=source, line_numbers=line_numbers)
     scored = [{"id": r["id"], "lang": r["lang"], **_verdict(verify, r["answer"], r, extract=False),
-               **({"expected": bool(r["expected"])} if "expected" in r else {})} for r in valid]
+               **({"expected": r["expected"]} if "expected" in r else {})} for r in valid]
     by_lang: dict[str, list[dict]] = defaultdict(list)
     for row in scored:
         by_lang[row["lang"]].append(row)
@@ -274,6 +280,15 @@ def verify_file(path: str | Path, verifier: str) -> dict[str, Any]:
                          line_numbers=[number for number, _ in numbered])
     result["errors"] = sorted(read_errors + result["errors"], key=lambda e: e["line"])
     return result
+
+
+def bad_rows(result: Mapping[str, Any]) -> int:
+    """Rows skipped for errors (a row with two bad fields counts once).
+
+    >>> bad_rows({"errors": [{"file": "f", "line": 1}, {"file": "f", "line": 1}, {"file": "f", "line": 3}]})
+    2
+    """
+    return len({(error["file"], error["line"]) for error in result.get("errors", [])})
 
 
 def iter_errors(result: Mapping[str, Any]) -> Iterable[str]:

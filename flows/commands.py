@@ -5,6 +5,8 @@ evaluation of its own model, an audit of a generations file, GRPO with its own
 model and dataset); otherwise the command runs the recipe restricted to the
 stages it needs, so only ``flows/recipe.py`` knows their order. Every command
 returns a JSON-ready summary; the recipe's also carries the comparison table.
+``sections_for`` names the profile sections a command will run, which
+``tasks.preflight`` checks before anything starts.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components.settings import Profile
+from components.settings import Profile, ProfileError
 
 
 def _dump(outputs: Any) -> dict:
@@ -62,6 +64,36 @@ def run_grpo(profile: Profile) -> dict:
 
         return _dump(grpo_flow(profile))
     return run_recipe(profile, ["data", "sft", "rejection", "grpo"])
+
+
+STAGE_SECTIONS = ("data", "sft", "grpo", "evaluation", "audit")
+
+
+def sections_for(command: str, profile: Profile) -> list[str]:
+    """The profile sections ``command`` runs; ``ProfileError`` naming the one it needs when the profile lacks it."""
+    from flows.runtime import require
+
+    if command == "recipe":
+        present = [name for name in STAGE_SECTIONS if getattr(profile, name) is not None]
+        if not present:
+            raise ProfileError(f"profile {profile.name!r} has no stage section ({', '.join(STAGE_SECTIONS)}): "
+                               "nothing to run")
+        return present
+    if command == "evaluate":
+        require(profile, "evaluation")
+        return ["evaluation"]
+    if command == "audit":
+        require(profile, "audit")
+        return ["audit"] + (["evaluation"] if not profile.audit.generations else [])
+    if command == "data":
+        require(profile, "data")
+        return ["data"]
+    if command == "sft":
+        require(profile, "data"), require(profile, "sft")
+        return ["data", "sft"]
+    require(profile, "grpo")
+    alone = profile.sft is None and profile.grpo.model is not None and profile.grpo.dataset is not None
+    return ["grpo"] if alone else [name for name in ("data", "sft", "grpo") if getattr(profile, name) is not None]
 
 
 COMMANDS = {

@@ -50,8 +50,12 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
 def prepared(profile):
     """The profile with every relative path made absolute against its project directory, and that directory.
 
-    Every flow starts here, so tasks and components only ever see absolute paths.
+    Every flow starts here, so tasks and components only ever see absolute paths; the flow run
+    is remembered, to be closed if an interrupt leaves it running (``flows.interrupts``).
     """
+    from flows.interrupts import register_flow_run
+
+    register_flow_run()
     profile = profile.with_absolute_paths()
     return profile, Path(profile.project_dir)
 
@@ -64,7 +68,7 @@ def require(profile, section: str):
     for part in section.split("."):
         value = getattr(value, part, None) if value is not None else None
     if value is None or (section == "evaluation" and not value.benchmarks):
-        what = "evaluation.benchmarks" if value is not None else f"a {section} section"
+        what = "evaluation.benchmarks" if value is not None else f"{section} section"
         raise ProfileError(f"profile {profile.name!r} has no {what}")
     return value
 

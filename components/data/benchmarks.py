@@ -290,7 +290,14 @@ def _loader(spec: _Spec) -> Callable[..., LoadResult]:
 
     load.__name__ = f"load_{spec.name}"
     load.__doc__ = f"Load {spec.name}; see the module docstring for its format."
+    load.languages = lambda data_dir: _available(spec, data_dir)
     return load
+
+
+def _available(spec: _Spec, data_dir: str | None) -> list[str]:
+    if data_dir is None:
+        return sorted(loaders_hub.hub_languages(spec.name))
+    return sorted(spec.files(Path(data_dir))) if Path(data_dir).is_dir() else []
 
 
 load_mgsm = _loader(_Spec("mgsm", _mgsm_row, _mgsm_files, tsv=True))
@@ -332,6 +339,15 @@ BENCHMARKS: dict[str, Callable[..., LoadResult]] = {
     "xor_tydi": load_xor_tydi,
     "offline_qa": load_offline_qa,
 }
+
+
+def available_languages(name: str, data_dir: str | None) -> list[str]:
+    """Languages benchmark ``name`` has in ``data_dir`` (its file layout), or on the hub when ``None``.
+
+    >>> available_languages("mgsm", "/nonexistent")
+    []
+    """
+    return BENCHMARKS[name].languages(data_dir)
 
 
 def load_benchmark(name: str, *, data_dir: str | None, languages: list[str], limit: int | None,

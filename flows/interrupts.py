@@ -1,0 +1,174 @@
+"""Ctrl-C and SIGTERM end a command within seconds, leave nothing running, and say what was kept.
+
+What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
+
+1. The signal's C-level handler writes its number to a wakeup pipe; a watcher
+   thread reads it at once, even while the main thread sits in a long C call
+   (a generation step), ends the child processes (trainers, by process group)
+   and arms a deadline of ``DEADLINE_S``.
+2. The Python handler (main thread) notes what was being written
+   (``tasks.artifacts.in_progress``) and raises ``Interrupted``, a
+   ``KeyboardInterrupt``: Prefect reports the flow run Crashed, every
+   ``tracking.stage_run`` it unwinds closes its MLflow run KILLED (the recipe's
+   parent and children alike), and the artifact locks are released; the
+   journals and checkpoints stay for the re-run. During a flow Prefect turns
+   SIGTERM into its own ``TerminationSignal`` first and re-sends the signal
+   after unwinding, which ends here too.
+3. The CLI calls ``finish``: it closes what the unwinding missed (MLflow runs
+   still open, flow runs this process started that are still running), and
+   returns one line — what was kept, which runs were marked KILLED, the command
+   that resumes — and the exit code (130 for SIGINT, 143 for SIGTERM).
+4. If the main thread has not finished ``DEADLINE_S`` after the signal (a call
+   that does not return), the watcher does step 3 itself, stops the temporary
+   Prefect server and leaves with ``os._exit``; a second Ctrl-C does the same
+   at once.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+
+DEADLINE_S = 6.0
+STEP_TIMEOUT_S = 3.0  # each closing step (MLflow, Prefect) gets this long
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; ``signum`` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@dataclass
+class _State:
+    signum: int | None = None
+    kept: list[str] = field(default_factory=list)
+    flow_runs: list = field(default_factory=list)
+    finished: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+STATE = _State()
+
+
+def register_flow_run() -> None:
+    """Remember the flow run being executed, to close it if an interrupt leaves it running."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is not None and context.flow_run is not None:
+        STATE.flow_runs.append(context.flow_run.id)
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM in this (main) thread; a no-op elsewhere or when done already."""
+    if threading.current_thread() is not threading.main_thread() or getattr(install, "done", False):
+        return
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _handler)
+    threading.Thread(target=_watch, args=(read_end,), name="polyreason-interrupts", daemon=True).start()
+    install.done = True
+
+
+def _handler(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    with STATE.lock:
+        first = STATE.signum is None
+        STATE.signum = STATE.signum or signum
+        if first:
+            STATE.kept = _in_progress()
+    if not first and not STATE.finished:  # a second signal: leave now
+        _leave_now()
+    raise Interrupted(signum)
+
+
+def _watch(read_end: int) -> None:
+    while True:
+        data = os.read(read_end, 16)
+        if not data or not any(byte in (signal.SIGINT, signal.SIGTERM) for byte in data):
+            continue
+        with STATE.lock:
+            STATE.signum = STATE.signum or next(b for b in data if b in (signal.SIGINT, signal.SIGTERM))
+            if not STATE.kept:
+                STATE.kept = _in_progress()
+        from tasks.process import end_children
+
+        end_children()
+        timer = threading.Timer(DEADLINE_S, _leave_now)
+        timer.daemon = True
+        timer.start()
+        return
+
+
+def _in_progress() -> list[str]:
+    from tasks.artifacts import in_progress
+
+    return in_progress()
+
+
+def _leave_now() -> None:
+    """The deadline path: close everything from this thread, say so, stop the server, exit."""
+    line, code = finish()
+    if line:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    from flows.prefect_server import stop_temporary_server
+
+    _bounded(stop_temporary_server)
+    os._exit(code)
+
+
+def _bounded(step, *args):
+    """Run a closing step for at most ``STEP_TIMEOUT_S``; its result, or ``None`` when it failed or took too long."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append(step(*args))
+        except Exception:  # noqa: BLE001 - closing after an interrupt: one failed step must not stop the others
+            result.append(None)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(STEP_TIMEOUT_S)
+    return result[0] if result else None
+
+
+def finish() -> tuple[str, int]:
+    """Close what an interrupt left open; the one line to print and the exit code (once; later calls: "")."""
+    with STATE.lock:
+        if STATE.finished:
+            return "", 128 + (STATE.signum or signal.SIGINT)
+        STATE.finished = True
+    signum = STATE.signum or signal.SIGINT
+    from tasks import tracking
+    from tasks.abandoned import crash_flow_runs
+    from tasks.process import end_children
+
+    end_children()
+    for run in tracking.open_runs():
+        _bounded(tracking.finish_run, run, "KILLED")
+    if STATE.flow_runs:
+        _bounded(crash_flow_runs, list(STATE.flow_runs), f"interrupted by {signal.Signals(signum).name}")
+    return summary_line(signum, STATE.kept, list(tracking.KILLED)), 128 + signum
+
+
+def summary_line(signum: int, kept: list[str], killed: list[str]) -> str:
+    """One line: the signal, what was kept, the runs marked KILLED, how to resume.
+
+    >>> summary_line(2, ["/p/artifacts/generation/ab12 (40 of 160 generated rows kept)"], ["0123456789"])[:58]
+    'polyreason: interrupted by SIGINT; kept /p/artifacts/gener'
+    """
+    what = "; ".join(kept) if kept else "every finished step (cached)"
+    runs = f"; MLflow run(s) {', '.join(run[:8] for run in killed)} marked KILLED" if killed else ""
+    command = shlex.join(["polyreason", *sys.argv[1:]])
+    return (f"polyreason: interrupted by {signal.Signals(signum).name}; kept {what}{runs}; "
+            f"resume with: {command}")
