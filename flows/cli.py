@@ -7,8 +7,9 @@ file, an option value, a check the profile fails before anything starts) is one
 line naming the key, file or option, with exit code 2 and no traceback;
 ``--debug`` anywhere on the command line (or ``POLYREASON_DEBUG=1``) shows the
 traceback instead. Ctrl-C and SIGTERM end any command within seconds with one
-line saying what was kept and how to resume (``flows.interrupts``). Commands in
-``NEEDS_PREFECT_SERVER`` refuse to start without a reachable Prefect server.
+line saying what was kept and how to resume (``flows.interrupts``, installed by
+``PolyreasonApp``, the process entry). Commands in ``NEEDS_PREFECT_SERVER``
+refuse to start without a reachable Prefect server.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-NEEDS_PREFECT_SERVER = {"serve", "deploy", "worker"}  # they hand runs to a server that must outlive them
+NEEDS_PREFECT_SERVER = {"deploy", "worker"}  # they hand runs to a server that must outlive them
 DEBUG = "--debug"
 
 
@@ -62,7 +63,6 @@ class PolyreasonGroup(TyperGroup):
         from flows import interrupts
         from tasks.preflight import Refused
 
-        interrupts.install()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
@@ -117,6 +117,9 @@ class PolyreasonApp(typer.Typer):
     """The process entry (console script, ``python -m flows.cli``); tests invoke the group without it."""
 
     def __call__(self, *args, **kwargs):
+        from flows import interrupts
+
+        interrupts.install()  # the process's signals; in-process test runners keep theirs
         try:
             return super().__call__(*args, **kwargs)
         except SystemExit as done:

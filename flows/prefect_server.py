@@ -29,8 +29,8 @@ from pathlib import Path
 from tasks.preflight import Refused
 
 HEALTH_TIMEOUT_S = 3.0
-START_SERVER = ("start one with `polyreason up` (or `prefect server start`) and point PREFECT_API_URL at it, "
-                "e.g. export PREFECT_API_URL=http://127.0.0.1:4200/api")
+START_SERVER = ("run `polyreason up` to start one (or `prefect server start`, then "
+                "export PREFECT_API_URL=http://127.0.0.1:4200/api)")
 
 
 def configured_api_url() -> str | None:
@@ -65,8 +65,8 @@ def check_configured_server() -> None:
     url = configured_api_url()
     reason = healthy(url) if url else None
     if reason:
-        raise Refused([f"PREFECT_API_URL: the Prefect server at {url} is not reachable ({reason}); start it "
-                       "(`polyreason up`) or unset PREFECT_API_URL to use a temporary server"])
+        raise Refused([f"PREFECT_API_URL: the Prefect server at {url} is not reachable ({reason}); run "
+                       "`polyreason up` to start it, or unset PREFECT_API_URL to use a temporary server"])
 
 
 def owned_server_class():

@@ -122,8 +122,8 @@ def http_problems(uri: str) -> list[str]:
             reason = f"HTTP {response.status}"
     except OSError as error:
         reason = str(getattr(error, "reason", None) or error)
-    return [f"tracking store {uri} is not reachable within {TIMEOUT_S:g} s ({reason}); start the MLflow server "
-            "(`polyreason up`) or fix tracking.tracking_uri"]
+    return [f"tracking store {uri} is not reachable within {TIMEOUT_S:g} s ({reason}); run `polyreason up` to "
+            "start the MLflow server, or fix tracking.tracking_uri"]
 
 
 def tracking_problems(settings: TrackingSettings, project: Path) -> list[str]:

@@ -56,3 +56,34 @@ def test_stop_strings_cut_the_completion(tmp_path):
 def test_items_and_prompts_must_line_up(tmp_path):
     with pytest.raises(ValueError, match="5 items but 4 prompts"):
         generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS[:4], SAMPLING, tmp_path / "g.jsonl")
+
+
+def test_journals_of_killed_processes_are_adopted_once_each(tmp_path):
+    """Two killed runs left journals: rows seen twice are kept once, a half-written prompt is generated again."""
+    out = tmp_path / "g.jsonl"
+    complete = tmp_path / "complete.jsonl"
+    generate_to_jsonl(fake(tmp_path), ITEMS, PROMPTS, SAMPLING, complete)
+    lines = complete.read_text().splitlines(keepends=True)  # two rows (samples) per prompt
+    (tmp_path / "g.jsonl.partial.111").write_text("".join(lines[:4]))                 # prompts 0-1
+    (tmp_path / "g.jsonl.partial.222").write_text("".join(lines[2:6]) + lines[6])     # prompts 1-2, half of 3
+    generator = fake(tmp_path)
+    summary = generate_to_jsonl(generator, ITEMS, PROMPTS, SAMPLING, out)
+    assert summary.prompts_resumed == 3 and summary.prompts_generated == 2 and summary.rows == 10
+    assert out.read_text() == complete.read_text()
+    assert list(tmp_path.glob("g.jsonl.partial*")) == []
+
+
+def test_the_journal_is_per_process(tmp_path):
+    import os
+
+    class Stop(Exception):
+        pass
+
+    class Failing:
+        def generate(self, prompts, sampling, stop=()):
+            raise Stop
+
+    with pytest.raises(Stop):
+        generate_to_jsonl(Failing(), ITEMS, PROMPTS, SAMPLING, tmp_path / "g.jsonl")
+    assert [p.name for p in tmp_path.glob("g.jsonl.partial*")] == [f"g.jsonl.partial.{os.getpid()}"]
+    assert not (tmp_path / "g.jsonl").exists()  # no half file under the final name

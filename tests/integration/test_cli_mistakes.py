@@ -1,0 +1,136 @@
+"""Ordinary mistakes at the command line: exit code 2, a line or two naming the key, file or option, no
+traceback, and nothing started (no Prefect server, no MLflow run, no artifact)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "score_example.jsonl"
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+DEAD = f"http://127.0.0.1:{closed_port()}"
+
+
+def evaluation(**changes) -> dict:
+    section = {"model": {"backend": "fake", "model": "fake"}, "sampling": {"n": 1},
+               "benchmarks": [{"name": "mgsm", "data_dir": "mgsm", "languages": ["en"], "limit": 2}]}
+    return {"name": "mistake", "evaluation": {**section, **changes}}
+
+
+PROFILES = {  # file name -> content (a dict is written as YAML-compatible JSON)
+    "ok.yaml": evaluation(),
+    "empty.yaml": "",
+    "no-benchmarks.yaml": evaluation(benchmarks=[]),
+    "no-data-dir.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "missing-dir"}]),
+    "no-language.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "mgsm", "languages": ["en", "ko"]}]),
+    "no-exemplars.yaml": evaluation(prompt={"style": "few_shot", "num_shots": 2, "exemplars_path": "exemplar.json"}),
+    "model-typo.yaml": evaluation(model={"backend": "transformers", "model": "./tiny-modle"}),
+    "no-key.yaml": evaluation(model={"backend": "openai", "model": "gpt", "api_key_env": "POLYREASON_UNSET_KEY"}),
+    "openai-chat.yaml": evaluation(model={"backend": "openai", "model": "m", "chat": True, "base_url": f"{DEAD}/v1"}),
+    "dead-base-url.yaml": evaluation(model={"backend": "openai", "model": "m", "base_url": f"{DEAD}/v1"}),
+    "duplicate-benchmark.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "mgsm", "languages": ["en"]},
+                                                       {"name": "mgsm", "data_dir": "mgsm", "languages": ["fr"]}]),
+}
+
+# (Found item, case, command line, what the message must name)
+CASES = [
+    ("7", "empty profile", ["evaluate", "empty.yaml"], "empty.yaml: profile 'empty' has no evaluation section"),
+    ("7", "benchmarks: []", ["evaluate", "no-benchmarks.yaml"], "has no evaluation.benchmarks"),
+    ("7", "missing data_dir", ["evaluate", "no-data-dir.yaml"], "evaluation.benchmarks.0.data_dir: {p}/missing-dir"),
+    ("7", "language the benchmark lacks", ["evaluate", "no-language.yaml"],
+     "evaluation.benchmarks.0.languages: mgsm has no ko"),
+    ("7", "missing exemplars", ["evaluate", "no-exemplars.yaml"], "evaluation.prompt.exemplars_path: {p}/exemplar.json"),
+    ("7", "local model path typo", ["evaluate", "model-typo.yaml"], "evaluation.model.model: ./tiny-modle does not exist"),
+    ("7", "openai backend without its key", ["evaluate", "no-key.yaml"], "POLYREASON_UNSET_KEY (model.api_key_env)"),
+    ("7", "openai backend with chat: true", ["evaluate", "openai-chat.yaml"], f"{DEAD}/v1 is not reachable"),
+    ("7", "benchmark listed twice", ["evaluate", "duplicate-benchmark.yaml"], "mgsm listed more than once"),
+    ("8", "score: no such file", ["score", "missing.jsonl"], "missing.jsonl: no such file"),
+    ("8", "score: a directory", ["score", "mgsm"], "mgsm: is a directory"),
+    ("8", "verify: no such file", ["verify", "missing.jsonl"], "missing.jsonl: no such file"),
+    ("8", "verify: a directory", ["verify", "mgsm"], "mgsm: is a directory"),
+    ("8", "unknown --verifier", ["score", str(EXAMPLE), "--verifier", "exactt"], "'--verifier': unknown verifier 'exactt'"),
+    ("8", "unknown --lcpr-rule", ["score", str(EXAMPLE), "--lcpr-rule", "lcx"], "'--lcpr-rule': unknown LCPR rule 'lcx'"),
+    ("8", "override: index out of range", ["evaluate", "ok.yaml", "evaluation.benchmarks.5.limit=1"],
+     "override 'evaluation.benchmarks.5.limit=1': evaluation.benchmarks.5 is not an index"),
+    ("8", "override: value not YAML", ["evaluate", "ok.yaml", "evaluation.sampling.n=[1"],
+     "override 'evaluation.sampling.n=[1': the value is not valid YAML"),
+    ("8", "override: key under a number", ["evaluate", "ok.yaml", "evaluation.sampling.n.x=1"],
+     "override 'evaluation.sampling.n.x=1': evaluation.sampling.n holds 1"),
+    ("8", "override: unknown key", ["evaluate", "ok.yaml", "evaluation.sampling.temprature=1"],
+     "evaluation.sampling.temprature: Extra inputs are not permitted"),
+    ("8", "non-UTF-8 profile", ["evaluate", "latin1.yaml"], "latin1.yaml: not UTF-8 text"),
+    ("8", "score: no valid row", ["score", "all-bad.jsonl"], "all-bad.jsonl: no valid row (3 bad row(s))"),
+    ("8", "verify: no valid row", ["verify", "all-bad.jsonl"], "all-bad.jsonl: no valid row (3 bad row(s))"),
+    ("8", "verify: \"expected\": \"false\"", ["verify", "string-booleans.jsonl"],
+     "string-booleans.jsonl:1: field 'expected': expected true or false, got 'false'"),
+    ("8", "--max-context 0", ["score", str(EXAMPLE), "--max-context", "0"], "'--max-context'"),
+    ("8", "--lcpr-rule lcb without --words", ["score", str(EXAMPLE), "--lcpr-rule", "lcb"], "needs --words"),
+    ("8", "unreachable openai base_url", ["evaluate", "dead-base-url.yaml"],
+     f"evaluation.model.base_url: {DEAD}/v1 is not reachable"),
+    ("8", "unreachable tracking store", ["evaluate", "ok.yaml", f"tracking.tracking_uri={DEAD}"],
+     f"tracking store {DEAD} is not reachable"),
+    ("9", "deploy without a server", ["deploy"], "needs a running Prefect server that outlives it; "
+                                                 "run `polyreason up` to start one"),
+    ("9", "worker without a server", ["worker"], "needs a running Prefect server that outlives it; "
+                                                 "run `polyreason up` to start one"),
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mistakes")
+    (root / "mgsm").mkdir()
+    for lang in ("en", "fr"):
+        (root / "mgsm" / f"mgsm_{lang}.tsv").write_text("One plus one?\t2\n", encoding="utf-8")
+    for name, content in PROFILES.items():
+        (root / name).write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    (root / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    (root / "all-bad.jsonl").write_text("".join(json.dumps({"id": i, "lang": "xx"}) + "\n" for i in range(3)))
+    (root / "string-booleans.jsonl").write_text(
+        json.dumps({"id": 1, "lang": "en", "gold": "5", "answer": "5", "expected": "false"}) + "\n"
+        + json.dumps({"id": 2, "lang": "en", "gold": "5", "answer": "5", "expected": True}) + "\n")
+    return root
+
+
+@pytest.mark.parametrize(("found", "case", "args", "named"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_a_mistake_is_one_line_with_exit_2(project, monkeypatch, found, case, args, named):
+    from flows.cli import app
+
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("POLYREASON_UNSET_KEY", raising=False)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    if args[0] in ("evaluate", "deploy", "worker"):
+        args = [*args, "--project-dir", str(project)]
+    result = CliRunner().invoke(app, args)
+    lines = result.stderr.strip().splitlines()
+    expected_code = 0 if case.startswith("verify: \"expected\"") else 2
+    assert result.exit_code == expected_code, result.output
+    assert "Traceback" not in result.output
+    if expected_code == 2:
+        assert 1 <= len(lines) <= 3 and named.format(p=project) in result.stderr, result.stderr
+    else:  # one bad row among good ones: reported in the output, counted on stderr
+        assert named in result.stdout and lines == ["1 bad row(s) skipped (1 problem(s)); see 'errors'"]
+    assert not (project / "artifacts").exists() and not (project / "mlruns" / "mlflow.db").exists()
+
+
+def test_debug_shows_the_traceback(project, monkeypatch):
+    from flows.cli import app
+    from tasks.preflight import Refused
+
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["--debug", "score", "missing.jsonl"])
+    assert isinstance(result.exception, Refused)
+    result = CliRunner().invoke(app, ["score", "missing.jsonl", "--debug"])
+    assert isinstance(result.exception, Refused)
