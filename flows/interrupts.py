@@ -4,7 +4,7 @@ What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
 
 1. The signal's C-level handler writes its number to a wakeup pipe; a watcher
    thread reads it at once, even while the main thread sits in a long C call
-   (a generation step), ends the child processes (trainers, by process group)
+   (a generation step), ends the child processes (trainers, by PID)
    and arms a deadline of ``DEADLINE_S``.
 2. The Python handler (main thread) notes what was being written
    (``tasks.artifacts.in_progress``) and raises ``Interrupted``, a

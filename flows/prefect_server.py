@@ -85,15 +85,15 @@ def owned_server_class():
                        "--log-level", "error", "--lifespan", "on"]
             env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
                    "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True)}
-            return spawn(command, "temporary Prefect server", ended_by_interrupt=False, env=env)
+            return spawn(command, "temporary Prefect server", own_group=True, env=env)
 
         def stop(self) -> None:
-            from tasks.process import end_process_group
+            from tasks.process import end_process_tree
 
             process = self.server_process
             super().stop()
             if process is not None:
-                end_process_group(process, grace_s=2.0)
+                end_process_tree(process, grace_s=2.0)
 
     return OwnedServer
 

@@ -1,17 +1,17 @@
-"""``python -m tasks.lifeline PARENT_PID -- COMMAND ...``: run COMMAND, and end its process group with its parent.
+"""``python -m tasks.lifeline PARENT_PID -- COMMAND ...``: run COMMAND, and end it and its children with the parent.
 
 A child process (a trainer, a temporary Prefect server) must never outlive the
 ``polyreason`` process that started it, even when that process is killed with
-``kill -9`` and cannot clean up. This small wrapper is started as the leader of
-a new process group (``start_new_session``), runs COMMAND in that group, and:
+``kill -9`` and cannot clean up. This small wrapper runs COMMAND and:
 
 * exits with COMMAND's exit code when it ends;
 * checks twice a second that PARENT_PID is still its parent; when the parent is
-  gone (the wrapper was re-parented), it sends SIGTERM to the whole group, then
-  SIGKILL to what is left after ``GRACE_S``;
-* on SIGTERM or SIGINT sent to it alone, passes the signal to the whole group.
+  gone (the wrapper was re-parented), it sends SIGTERM to every process below
+  it (COMMAND and what COMMAND started, e.g. accelerate's launcher and the
+  trainer), then SIGKILL to what is left after ``GRACE_S``;
+* on SIGTERM or SIGINT, passes the signal to every process below it and waits.
 
-It imports only the standard library, so it starts in a few tens of milliseconds.
+It imports the standard library and psutil only, so it starts in a few tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -26,14 +26,17 @@ GRACE_S = 5.0
 POLL_S = 0.5
 
 
-def end_group(signum: int = signal.SIGTERM) -> None:
-    """Pass ``signum`` to every process of this group (this one ignores it)."""
+def end_descendants(signum: int = signal.SIGTERM) -> None:
+    """Pass ``signum`` to every process below this one (this one ignores later signals)."""
+    import psutil
+
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        os.killpg(os.getpgrp(), signum)
-    except ProcessLookupError:
-        pass
+    for process in psutil.Process().children(recursive=True):
+        try:
+            process.send_signal(signum)
+        except psutil.NoSuchProcess:
+            pass
 
 
 def main(argv: list[str]) -> int:
@@ -46,7 +49,7 @@ def main(argv: list[str]) -> int:
 
     def forward(signum, frame):  # noqa: ARG001 - signal handler signature
         ending_since.append(time.monotonic())
-        end_group(signum)
+        end_descendants(signum)
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
@@ -57,9 +60,9 @@ def main(argv: list[str]) -> int:
             pass
         if not ending_since and os.getppid() != parent:
             ending_since.append(time.monotonic())
-            end_group(signal.SIGTERM)
+            end_descendants(signal.SIGTERM)
         if ending_since and time.monotonic() - ending_since[0] > GRACE_S:
-            end_group(signal.SIGKILL)
+            end_descendants(signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,14 @@ A training stage runs as its own process (memory is freed when the stage ends,
 and the same command scales to several GPUs through accelerate/DeepSpeed
 configs). Every child goes through ``spawn``:
 
-* it runs under ``tasks.lifeline`` as the leader of a new process group, so a
-  Ctrl-C in the terminal reaches only ``polyreason`` (which then ends its
-  children in order) and the whole group — accelerate's launcher and the
-  trainer it starts — is ended together (``end_children``, by process-group id);
-* the lifeline ends the group when ``polyreason`` itself disappears, even after
-  ``kill -9``.
+* it runs under ``tasks.lifeline``, which ends it and everything it started
+  (accelerate's launcher and the trainer) when ``polyreason`` disappears, even
+  after ``kill -9``;
+* ``end_children`` ends it the same way, by PID, on an interrupt;
+* a trainer stays in ``polyreason``'s process group, so a signal to the group
+  (Ctrl-C in a terminal, ``kill -9 -PGID``) reaches it at once; a server the run
+  still reports to gets its own group (``own_group``), so Ctrl-C does not stop
+  it before the run has said it was interrupted — its owner stops it last.
 
 ``run_stage_process`` gives the trainer the repository on ``PYTHONPATH`` and
 runs it from the repository root; its output is appended to ``log_path`` (a
@@ -24,7 +26,6 @@ flow runs carry it, and the next start closes those whose owner is gone.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -35,44 +36,50 @@ REPO = Path(__file__).resolve().parents[1]
 _CHILDREN: dict[int, tuple[subprocess.Popen, str]] = {}  # pid -> (process, what it is)
 
 
-def spawn(command: list[str], what: str, *, ended_by_interrupt: bool = True, **popen: Any) -> subprocess.Popen:
-    """Start ``command`` under the lifeline in a new process group.
+def spawn(command: list[str], what: str, *, own_group: bool = False, **popen: Any) -> subprocess.Popen:
+    """Start ``command`` under the lifeline.
 
-    ``ended_by_interrupt``: ``end_children`` ends it; a server the run still reports to is stopped last, by its owner.
+    ``own_group``: in a new process group, untouched by signals to this one and by ``end_children`` (a server
+    the run still reports to; its owner stops it last).
     """
     wrapped = [sys.executable, "-m", "tasks.lifeline", str(os.getpid()), "--", *command]
     env = dict(popen.pop("env", None) or os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    process = subprocess.Popen(wrapped, start_new_session=True, env=env, **popen)
-    if ended_by_interrupt:
+    process = subprocess.Popen(wrapped, start_new_session=own_group, env=env, **popen)
+    if not own_group:
         _CHILDREN[process.pid] = (process, what)
     return process
 
 
-def end_process_group(process: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """SIGTERM to the group led by ``process``, SIGKILL after ``grace_s`` to what is left."""
-    for signum in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            continue
-        try:  # the leader is gone: anything still in its group gets SIGKILL
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+def end_process_tree(process: subprocess.Popen, grace_s: float = 3.0) -> None:
+    """SIGTERM to ``process`` and everything below it, SIGKILL after ``grace_s`` to what is left."""
+    import psutil
+
+    try:
+        tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
         return
+    for member in tree:
+        try:
+            member.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, left = psutil.wait_procs(tree, timeout=grace_s)
+    for member in left:
+        try:
+            member.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(left, timeout=grace_s)
+    process.poll()
 
 
 def end_children(grace_s: float = 3.0) -> list[str]:
-    """End every child still running (by process group); returns what was ended, e.g. ``["SFT train (pid 12)"]``."""
+    """End every child still running, with what it started; returns what was ended, e.g. ``["SFT train (pid 12)"]``."""
     ended = []
     for pid, (process, what) in list(_CHILDREN.items()):
         if process.poll() is None:
-            end_process_group(process, grace_s)
+            end_process_tree(process, grace_s)
             ended.append(f"{what} (pid {pid})")
         _CHILDREN.pop(pid, None)
     return ended
@@ -91,11 +98,11 @@ def _wait(process: subprocess.Popen, timeout_s: int, what: str) -> int:
     try:
         return process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        end_process_group(process)
+        end_process_tree(process)
         raise RuntimeError(f"{what} process ran past its time limit of {timeout_s} s and was ended") from None
     finally:
-        if process.poll() is None:  # interrupted while waiting: the group goes with us
-            end_process_group(process)
+        if process.poll() is None:  # interrupted while waiting: the trainer goes with us
+            end_process_tree(process)
         _CHILDREN.pop(process.pid, None)
 
 

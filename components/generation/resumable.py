@@ -146,13 +146,7 @@ def generate_to_jsonl(
             row["completion"] = truncate_at_stops(row["completion"], stop)
         tokens += sum(row["num_tokens"] for row in rows)
         _append(partial, rows)
-    all_rows = unique_rows(read_done(partial)[0])
-    all_rows.sort(key=lambda row: (row["prompt_index"], row["sample_index"]))
-    if len(all_rows) != len(prompts) * sampling.n:
-        raise RuntimeError(f"{out_path}: {len(all_rows)} rows in {partial.name}, expected {len(prompts)} prompts x "
-                           f"{sampling.n} samples; not written (was the journal changed by another process?)")
-    _write_rows(out_path, all_rows)
-    partial.unlink()
+    all_rows = _finish(out_path, partial, len(prompts) * sampling.n)
     return GenerationSummary(
         path=str(out_path),
         rows=len(all_rows),
@@ -162,6 +156,17 @@ def generate_to_jsonl(
         tokens=tokens,
         backend_seconds=round(backend_seconds, 4),
     )
+
+
+def _finish(out_path: Path, partial: Path, expected: int) -> list[dict]:
+    """Every row of the journal, sorted, written to ``out_path`` (atomically); refused unless all ``expected`` are there."""
+    rows = sorted(unique_rows(read_done(partial)[0]), key=lambda row: (row["prompt_index"], row["sample_index"]))
+    if len(rows) != expected:
+        raise RuntimeError(f"{out_path}: {len(rows)} rows in {partial.name}, expected {expected}; not written "
+                           "(was the journal changed by another process?)")
+    _write_rows(out_path, rows)
+    partial.unlink()
+    return rows
 
 
 def _rows_for_chunk(items, prompts, indices: list[int], samples) -> list[dict]:

@@ -77,6 +77,19 @@ def test_problems_are_named_by_key(project, monkeypatch, case, evaluation, expec
         assert text.format(project=project) in line
 
 
+def test_a_path_with_placeholders_is_checked_by_its_directory(project):
+    data = {"name": "t", "project_dir": str(project),
+            "data": {"languages": ["fr"], "source": {"path": "mgsm/mgsm_en.tsv", "format": "tsv",
+                                                      "reference_path": "refs/test_{language}.json"},
+                     "translation": {"model": {"backend": "fake", "model": "fake"}},
+                     "traces": {"model": {"backend": "fake", "model": "fake"}}}}
+    with pytest.raises(Refused) as refused:
+        check_profile(load_profile_dict(data), ["data"])
+    assert refused.value.problems == [f"data.source.reference_path: {project}/refs does not exist"]
+    (project / "refs").mkdir()
+    check_profile(load_profile_dict(data), ["data"])
+
+
 def test_a_hub_model_missing_offline_is_named(project, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(project / "hf"))
