@@ -34,6 +34,9 @@ START_SERVER = ("run `polyreason up` to start one (or `prefect server start`, th
 
 
 def configured_api_url() -> str | None:
+    """``PREFECT_API_URL`` (set by the user, or by ``flows.runtime.configure`` for the project's running stack)."""
+    if os.environ.get("PREFECT_API_URL"):
+        return os.environ["PREFECT_API_URL"]
     from prefect.settings import PREFECT_API_URL
 
     return PREFECT_API_URL.value() or None

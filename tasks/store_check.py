@@ -23,6 +23,7 @@ it, and the second fails.
 from __future__ import annotations
 
 import fcntl
+import os
 import sqlite3
 import tempfile
 import urllib.request
@@ -35,8 +36,19 @@ TIMEOUT_S = 5.0
 
 
 def tracking_uri_of(settings: TrackingSettings, project: Path) -> str:
-    """The URI a run will use (``tasks.tracking.tracking_uri`` without creating anything)."""
-    return settings.tracking_uri or f"sqlite:///{project.resolve() / 'mlruns' / 'mlflow.db'}"
+    """The URI a run will use: the profile's, the running stack's (``MLFLOW_TRACKING_URI``), or the project's
+    SQLite store (``tasks.tracking.tracking_uri`` without creating anything)."""
+    return (settings.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+            or f"sqlite:///{project.resolve() / 'mlruns' / 'mlflow.db'}")
+
+
+def artifact_root_of(settings: TrackingSettings, project: Path) -> str | None:
+    """Where new experiments put artifacts (``tasks.tracking.artifact_root`` without creating anything)."""
+    if settings.artifact_root:
+        return settings.artifact_root
+    if not tracking_uri_of(settings, project).startswith("sqlite:"):
+        return None  # a tracking server chooses its own artifact store
+    return (project.resolve() / "mlruns" / "artifacts").as_uri()
 
 
 def local_path(uri: str) -> Path | None:
@@ -100,9 +112,7 @@ def experiment_location(db: Path, experiment: str) -> str | None:
 
 
 def artifact_problems(settings: TrackingSettings, project: Path, db: Path | None) -> list[str]:
-    from tasks.tracking import artifact_root
-
-    locations = [artifact_root(settings, project)]
+    locations = [artifact_root_of(settings, project)]
     if db is not None:
         locations.append(experiment_location(db, settings.experiment))
     problems = []
@@ -133,7 +143,7 @@ def tracking_problems(settings: TrackingSettings, project: Path) -> list[str]:
         return http_problems(uri)
     db = local_path(uri) if uri.startswith("sqlite:") else None
     problems = sqlite_problems(uri, db) if db is not None else []
-    return problems + (artifact_problems(settings, project, db) if db is not None or not settings.tracking_uri else [])
+    return problems + artifact_problems(settings, project, db)
 
 
 def prepare_store(uri: str) -> None:
