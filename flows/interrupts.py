@@ -19,9 +19,10 @@ What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
    returns one line — what was kept, which runs were marked KILLED, the command
    that resumes — and the exit code (130 for SIGINT, 143 for SIGTERM).
 4. If the main thread has not finished ``DEADLINE_S`` after the signal (a call
-   that does not return), the watcher does step 3 itself, stops the temporary
-   Prefect server and leaves with ``os._exit``; a second Ctrl-C does the same
-   at once.
+   that does not return), the watcher does step 3 itself, runs the exit handlers
+   (servers stopped at exit: a vLLM server, the temporary Prefect server) for at
+   most ``STEP_TIMEOUT_S`` and leaves with ``os._exit``; a second Ctrl-C does the
+   same at once.
 """
 
 from __future__ import annotations
@@ -120,8 +121,11 @@ def _leave_now() -> None:
     if line:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+    import atexit
+
     from flows.prefect_server import stop_temporary_server
 
+    _bounded(atexit._run_exitfuncs)  # servers that stop at exit (a vLLM server, the temporary Prefect server)
     _bounded(stop_temporary_server)
     os._exit(code)
 

@@ -20,6 +20,7 @@ from prefect import task
 
 from components.config import fingerprint
 from components.settings import BenchmarkSettings, GRPOStageSettings, RetrievalSettings
+from tasks.artifacts import writing
 from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
 
 
@@ -33,8 +34,11 @@ def qa_dataset_task(benchmark: BenchmarkSettings, project_dir: str) -> ArtifactR
     loaded = load_benchmark(benchmark.name, data_dir=benchmark.data_dir, languages=benchmark.languages,
                             limit=benchmark.limit, selection=benchmark.selection, sample_seed=benchmark.sample_seed)
     path = artifact_dir(project_dir, "lcrl-data", fingerprint(benchmark)) / "qa.jsonl"
-    summary = write_qa_dataset(loaded.items, path)
-    return ArtifactRef(str(path), file_fingerprint(path), {**summary, "errors": loaded.errors[:50]})
+    with writing(path.parent) as slot:  # one writer; a concurrent run reuses the finished file
+        if (done := slot.reuse(path)) is not None:
+            return done
+        summary = write_qa_dataset(loaded.items, path)
+        return slot.publish(path, {**summary, "errors": loaded.errors[:50]})
 
 
 @task(name="retrieval-index", cache_policy=component_cache_policy("components.retrieval"), **CACHED)
@@ -43,8 +47,12 @@ def retrieval_index_task(retrieval: RetrievalSettings, corpus_fingerprint: str, 
     from components.retrieval import build_index
 
     out = artifact_dir(project_dir, "retrieval", fingerprint([retrieval, corpus_fingerprint]))
-    meta = build_index(retrieval, out)
-    return ArtifactRef(str(out), file_fingerprint(Path(out) / "meta.json"), meta)
+    with writing(out) as slot:  # one writer; a concurrent run reuses the finished index
+        if (done := slot.reuse(out)) is not None:
+            return done
+        meta = build_index(retrieval, out)
+        files = [path for path in sorted(out.rglob("*")) if path.is_file() and not path.name.startswith(".")]
+        return slot.publish(out, meta, files=files, fingerprint=file_fingerprint(out / "meta.json"))
 
 
 def corpus_fingerprint(retrieval: RetrievalSettings) -> str:
