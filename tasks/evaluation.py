@@ -70,9 +70,7 @@ def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampli
     from components.generation.resumable import generate_to_jsonl
     from components.records import BenchmarkItem
 
-    key = fingerprint({"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
-                       "stop": stop})
-    out = artifact_dir(project_dir, "generation", key) / "generations.jsonl"
+    out = generation_path(project_dir, items, prompts, model, sampling, stop)
     with writing(out.parent, progress=lambda: journal_progress(out, len(prompts) * sampling.n)) as slot:
         if (done := slot.reuse(out)) is not None:
             return done
@@ -80,6 +78,60 @@ def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampli
         summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out,
                                     stop)
         return slot.publish(out, summary.to_dict())
+
+
+def generation_path(project_dir: str, items: list[dict], prompts: list[str], model: ModelRef,
+                    sampling: SamplingSettings, stop: list[str]) -> Path:
+    """The generations file of one benchmark: content-addressed by everything that shapes its rows."""
+    key = fingerprint({"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
+                       "stop": stop})
+    return artifact_dir(project_dir, "generation", key) / "generations.jsonl"
+
+
+@task(name="generate-pooled", cache_policy=NO_CACHE)
+def pool_generations_task(benchmarks: list[dict], model: ModelRef, project_dir: str, cache_dir: str) -> dict:
+    """Generate the missing prompts of several benchmarks in shared backend calls, into their journals.
+
+    ``benchmarks``: one dict per benchmark (``name``, ``items``, ``prompts``,
+    ``sampling``, ``stop``). Benchmarks with the same sampling settings and stop
+    strings whose generations file is not finished yet are pooled; a group of
+    one is left to its own ``generate_task``. Each pooled benchmark's directory
+    lock is held (in path order, so two runs cannot deadlock) while its
+    journal is written; the file itself is then finished, published and
+    cached by the benchmark's ``generate_task``, which finds every prompt in
+    the journal and calls the backend no more. Returns one dict per pooled
+    group: its benchmarks, prompts generated and the backend's time.
+    """
+    from contextlib import ExitStack
+
+    from components.generation.resumable import GenerationJob, generate_into_journals
+    from components.records import BenchmarkItem
+
+    groups: dict[str, list[tuple[dict, Path]]] = {}
+    for bench in benchmarks:
+        out = generation_path(project_dir, bench["items"], bench["prompts"], model, bench["sampling"], bench["stop"])
+        if not out.exists():
+            groups.setdefault(fingerprint([bench["sampling"], bench["stop"]]), []).append((bench, out))
+    pooled = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda member: str(member[1]))
+        sampling, stop = members[0][0]["sampling"], members[0][0]["stop"]
+        with ExitStack() as stack:
+            for bench, out in members:
+                expected = len(bench["prompts"]) * sampling.n
+                stack.enter_context(writing(out.parent, progress=lambda o=out, e=expected: journal_progress(o, e)))
+            jobs = [GenerationJob([BenchmarkItem.from_dict(i) for i in bench["items"]], bench["prompts"], out)
+                    for bench, out in members if not out.exists()]  # another run may have finished one meanwhile
+            if not jobs:
+                continue
+            results, backend = generate_into_journals(generator_for(model, cache_dir), jobs, sampling, stop)
+        pooled.append({"benchmarks": [bench["name"] for bench, _ in members],
+                       "prompts_generated": sum(r.prompts_generated for r in results),
+                       "backend_seconds": round(backend.seconds, 4), "first_call_at": backend.first_call_at,
+                       "last_return_at": backend.last_return_at})
+    return pooled
 
 
 def journal_progress(out: Path, expected: int) -> str:

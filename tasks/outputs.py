@@ -92,6 +92,7 @@ class EvaluationOutputs(Output):
     model: ModelRef
     benchmarks: dict[str, BenchmarkOutput]
     run_id: str | None = None
+    pooled: list[dict] = []  # benchmarks generated together: names, prompts, backend seconds and wall times
 
 
 class RecipeOutputs(Output):

@@ -4,7 +4,7 @@ A training stage runs as its own process (memory is freed when the stage ends,
 and the same command scales to several GPUs through accelerate/DeepSpeed
 configs). Every child goes through ``spawn``:
 
-* it runs under ``tasks.lifeline``, which ends it and everything it started
+* it runs under ``components.lifeline``, which ends it and everything it started
   (accelerate's launcher and the trainer) when ``polyreason`` disappears, even
   after ``kill -9``;
 * ``end_children`` ends it the same way, by PID, on an interrupt;
@@ -42,7 +42,7 @@ def spawn(command: list[str], what: str, *, own_group: bool = False, **popen: An
     ``own_group``: in a new process group, untouched by signals to this one and by ``end_children`` (a server
     the run still reports to; its owner stops it last).
     """
-    wrapped = [sys.executable, "-m", "tasks.lifeline", str(os.getpid()), "--", *command]
+    wrapped = [sys.executable, "-m", "components.lifeline", str(os.getpid()), "--", *command]
     env = dict(popen.pop("env", None) or os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     process = subprocess.Popen(wrapped, start_new_session=own_group, env=env, **popen)

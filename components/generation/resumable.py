@@ -46,6 +46,8 @@ class GenerationSummary:
     prompts_resumed: int
     tokens: int
     backend_seconds: float
+    first_call_at: float | None = None  # wall clock (time.time()) when the first backend call started
+    last_return_at: float | None = None  # ... and when the last one returned; None without a call
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -112,6 +114,87 @@ def _append(partial: Path, rows: list[dict]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+@dataclass(frozen=True)
+class GenerationJob:
+    """One output file's prompts: ``items[i]`` and ``prompts[i]`` become the rows of ``out_path``."""
+
+    items: Sequence[BenchmarkItem]
+    prompts: Sequence[str]
+    out_path: Path
+
+    def __post_init__(self) -> None:
+        if len(self.items) != len(self.prompts):
+            raise ValueError(f"{self.out_path}: {len(self.items)} items but {len(self.prompts)} prompts")
+
+
+@dataclass(frozen=True)
+class JournalResult:
+    """What ``generate_into_journals`` did for one job: its journal and prompt counts."""
+
+    journal: Path
+    prompts_generated: int
+    prompts_resumed: int
+    tokens: int
+
+
+@dataclass
+class BackendTime:
+    """Time inside the backend: the sum, and the wall-clock start of the first call and end of the last."""
+
+    seconds: float = 0.0
+    first_call_at: float | None = None
+    last_return_at: float | None = None
+
+    def call(self, generate):
+        """Run ``generate()`` and account for it."""
+        wall, start = time.time(), time.perf_counter()
+        result = generate()
+        self.seconds += time.perf_counter() - start
+        self.first_call_at = self.first_call_at or wall
+        self.last_return_at = time.time()
+        return result
+
+
+def generate_into_journals(
+    generator: Generator,
+    jobs: Sequence[GenerationJob],
+    sampling: SamplingSettings,
+    stop: Sequence[str] = (),
+) -> tuple[list[JournalResult], BackendTime]:
+    """Generate every job's missing prompts into its journal; return per-job results and the backend's time.
+
+    The missing prompts of all jobs go to the backend together, in chunks of
+    ``sampling.batch_size`` taken across job boundaries: with a batch size at
+    least the number of missing prompts, several benchmarks cost one backend
+    call (an engine such as vLLM schedules one large batch far better than
+    several small ones). Each chunk's rows are appended to their own job's
+    journal before the next chunk starts, so an interruption keeps them.
+    """
+    adopted = [adopt_journals(Path(job.out_path), sampling.n) for job in jobs]
+    done = [{row["prompt_index"] for row in rows} for _, rows in adopted]
+    tokens = [sum(int(row.get("num_tokens", 0)) for row in rows) for _, rows in adopted]
+    pending = [(j, i) for j, job in enumerate(jobs) for i in range(len(job.prompts)) if i not in done[j]]
+    backend = BackendTime()
+    chunk = max(1, sampling.batch_size)
+    for begin in range(0, len(pending), chunk):
+        part = pending[begin : begin + chunk]
+        samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling, stop=stop))
+        for j in sorted({j for j, _ in part}):
+            indices = [i for (jj, i) in part if jj == j]
+            job_samples = [s for (jj, _), s in zip(part, samples) if jj == j]
+            rows = _rows_for_chunk(jobs[j].items, jobs[j].prompts, indices, job_samples)
+            for row in rows:
+                row["completion"] = truncate_at_stops(row["completion"], stop)
+            tokens[j] += sum(row["num_tokens"] for row in rows)
+            _append(adopted[j][0], rows)
+    results = [
+        JournalResult(journal=adopted[j][0], prompts_generated=sum(1 for jj, _ in pending if jj == j),
+                      prompts_resumed=len(done[j]), tokens=tokens[j])
+        for j in range(len(jobs))
+    ]
+    return results, backend
+
+
 def generate_to_jsonl(
     generator: Generator,
     items: Sequence[BenchmarkItem],
@@ -125,36 +208,24 @@ def generate_to_jsonl(
 
     ``stop``: the backend stops early at these strings where it can, and completions
     are cut at the earliest one (the base-model few-shot "next question" label);
-    ``num_tokens`` still counts what was generated.
+    ``num_tokens`` still counts what was generated. Prompts whose samples a journal
+    already holds (an interrupted run, or ``generate_into_journals`` pooling several
+    files into one backend call) are not generated again.
     """
-    if len(items) != len(prompts):
-        raise ValueError(f"{len(items)} items but {len(prompts)} prompts")
     out_path = Path(out_path)
-    partial, done_rows = adopt_journals(out_path, sampling.n)
-    done = {row["prompt_index"] for row in done_rows}
-    todo = [index for index in range(len(prompts)) if index not in done]
-    tokens = sum(int(row.get("num_tokens", 0)) for row in done_rows)
-    backend_seconds = 0.0
-    chunk = max(1, sampling.batch_size)
-    for begin in range(0, len(todo), chunk):
-        indices = todo[begin : begin + chunk]
-        start = time.perf_counter()
-        samples = generator.generate([prompts[i] for i in indices], sampling, stop=stop)
-        backend_seconds += time.perf_counter() - start
-        rows = _rows_for_chunk(items, prompts, indices, samples)
-        for row in rows:
-            row["completion"] = truncate_at_stops(row["completion"], stop)
-        tokens += sum(row["num_tokens"] for row in rows)
-        _append(partial, rows)
-    all_rows = _finish(out_path, partial, len(prompts) * sampling.n)
+    job = GenerationJob(items, prompts, out_path)
+    [result], backend = generate_into_journals(generator, [job], sampling, stop)
+    all_rows = _finish(out_path, result.journal, len(prompts) * sampling.n)
     return GenerationSummary(
         path=str(out_path),
         rows=len(all_rows),
         prompts=len(prompts),
-        prompts_generated=len(todo),
-        prompts_resumed=len(done),
-        tokens=tokens,
-        backend_seconds=round(backend_seconds, 4),
+        prompts_generated=result.prompts_generated,
+        prompts_resumed=result.prompts_resumed,
+        tokens=result.tokens,
+        backend_seconds=round(backend.seconds, 4),
+        first_call_at=backend.first_call_at,
+        last_return_at=backend.last_return_at,
     )
 
 

@@ -17,7 +17,9 @@ them together). What the server is started with, and why:
   whose tail is quoted when the server fails to come up.
 
 One server per (model, options) per process: generators built for the same model (one per
-evaluation task) share it; it is stopped when the process exits, or by ``stop_servers()``.
+evaluation task) share it; it is stopped when the process exits, or by ``stop_servers()``, and
+it runs under ``components.lifeline``, which ends it when this process dies without exit
+handlers (``kill -9``).
 A LoRA adapter (``ModelSettings.adapter``) is merged into the base weights once, with peft, into
 ``<cache>/merged/<hash>/``, and that directory is served: vLLM then runs the same kernels
 as for a base model. The API cache of the OpenAI backend is off here: the server is local
@@ -106,6 +108,14 @@ class ManagedServer:
             env["VLLM_CPU_KVCACHE_SPACE"] = str(KV_CACHE_GIB)
         return env
 
+    def launch_command(self) -> list[str]:
+        """The server's command under ``components.lifeline``: it ends with this process, even after ``kill -9``.
+
+        Its own session keeps a terminal's Ctrl-C away from it (this process stops it at exit);
+        the lifeline covers the exit that runs no handler.
+        """
+        return [sys.executable, "-m", "components.lifeline", str(os.getpid()), "--", *self.options.command(self.port)]
+
     def start(self, timeout_s: float = 600.0) -> None:
         if self.process is not None and self.process.poll() is None:
             return
@@ -113,7 +123,7 @@ class ManagedServer:
         self.port = free_port()
         start = time.perf_counter()
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(self.options.command(self.port), env=self.environment(), stdout=log,
+            self.process = subprocess.Popen(self.launch_command(), env=self.environment(), stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_healthy(timeout_s)
         self.startup_seconds = time.perf_counter() - start

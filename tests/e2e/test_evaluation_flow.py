@@ -102,3 +102,42 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     metrics = client.get_run(third.run_id).data.metrics                     # scoring.in_domain reaches the groups
     assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/en/ttc_chars"]
     assert metrics["evaluation/mgsm/out_of_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]
+
+
+def test_benchmarks_still_to_generate_share_one_backend_call(shared_data, tmp_path, prefect_server, mlflow_server,
+                                                             backend_calls):
+    from components.config import load_profile_dict
+    from flows.evaluation import evaluation_flow
+
+    def profile(*extra: dict):
+        return load_profile_dict({
+            "name": "pooled-evaluation", "project_dir": str(tmp_path),
+            "tracking": {"tracking_uri": mlflow_server, "experiment": "e2e-pooled"},
+            "evaluation": {
+                "model": {"backend": "fake", "model": "fake"},
+                "sampling": {"n": 2, "max_new_tokens": 8, "batch_size": 16},
+                "benchmarks": [
+                    {"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": ["en", "fr"], "limit": 2},
+                    {"name": "msvamp", "data_dir": str(shared_data / "msvamp"), "languages": ["en"], "limit": 3},
+                    *extra,
+                ],
+            },
+        })
+
+    first = evaluation_flow(profile())
+    assert backend_calls == [2 * 2 + 3]  # both benchmarks' prompts in one call
+    assert len(first.pooled) == 1 and sorted(first.pooled[0]["benchmarks"]) == ["mgsm", "msvamp"]
+    assert first.pooled[0]["prompts_generated"] == 7
+    rows = {name: Path(b.generations.path).read_text().splitlines() for name, b in first.benchmarks.items()}
+    assert {name: len(lines) for name, lines in rows.items()} == {"mgsm": 8, "msvamp": 6}
+    assert {json.loads(line)["benchmark"] for line in rows["msvamp"]} == {"msvamp"}
+    assert all(b.generated for b in first.benchmarks.values())
+
+    backend_calls.clear()
+    mmath = {"name": "mmath", "data_dir": str(shared_data / "mmath"), "languages": ["en"], "limit": 2}
+    second = evaluation_flow(profile(mmath))
+    assert backend_calls == [2]  # one benchmark left to generate: its own call, nothing pooled
+    assert second.pooled == []
+    assert {name: b.generated for name, b in second.benchmarks.items()} == {"mgsm": False, "msvamp": False,
+                                                                            "mmath": True}
+    assert second.benchmarks["mgsm"].generations == first.benchmarks["mgsm"].generations  # one cache entry each

@@ -89,6 +89,11 @@ def test_server_agrees_with_transformers_base_and_adapter(vllm_python, whole_cha
         texts = cut(served, stop)
         assert all(text and "\ufffd" not in text for text in texts)
         assert texts == cut(transformers_outputs(tiny_model_dir, tmp_path / "t", sampling, stop), stop)
+        import psutil
+
+        wrapper = psutil.Process(base.server.process.pid)  # the lifeline, with the server below it
+        assert "components.lifeline" in wrapper.cmdline() and str(os.getpid()) in wrapper.cmdline()
+        assert any("vllm" in " ".join(child.cmdline()) for child in wrapper.children(recursive=True))
         again = build_generator(settings, tmp_path / "cache")
         again.generate(PROMPTS[:1], sampling, stop)
         assert again.server is base.server and len(_SERVERS) == 1  # one server per model and process

@@ -1,4 +1,4 @@
-"""``python -m tasks.lifeline PARENT_PID -- COMMAND ...``: run COMMAND, and end it and its children with the parent.
+"""``python -m components.lifeline PARENT_PID -- COMMAND ...``: run COMMAND, and end it and its children with the parent.
 
 A child process (a trainer, a temporary Prefect server) must never outlive the
 ``polyreason`` process that started it, even when that process is killed with
@@ -41,7 +41,7 @@ def end_descendants(signum: int = signal.SIGTERM) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
-        sys.stderr.write("usage: python -m tasks.lifeline PARENT_PID -- COMMAND ...\n")
+        sys.stderr.write("usage: python -m components.lifeline PARENT_PID -- COMMAND ...\n")
         return 2
     parent, command = int(argv[0]), argv[2:]
     child = subprocess.Popen(command)
