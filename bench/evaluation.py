@@ -104,8 +104,9 @@ def main() -> None:
     start = time.perf_counter()
     first = evaluation_flow(profile)
     first_wall = time.perf_counter() - start
-    backend = sum(b["generation"]["backend_seconds"] for b in first["benchmarks"].values())
-    tokens = sum(b["generation"]["tokens"] for b in first["benchmarks"].values())
+    summaries = [b.generations.summary for b in first.benchmarks.values()]
+    backend = sum(s["backend_seconds"] for s in summaries) + sum(p["backend_seconds"] for p in first.pooled)
+    tokens = sum(s["tokens"] for s in summaries)
     start = time.perf_counter()
     evaluation_flow(profile)
     cached_wall = time.perf_counter() - start
@@ -113,7 +114,7 @@ def main() -> None:
     print(f"first run: {first_wall:.2f} s wall, {backend:.2f} s in the backend ({tokens} tokens, "
           f"{tokens / backend:.0f} tok/s)")
     print(f"cached re-run: {cached_wall:.2f} s wall")
-    samples = sum(b["generation"]["rows"] for b in first["benchmarks"].values())
+    samples = sum(s["rows"] for s in summaries)
     print(f"overhead: {first_wall - backend:.2f} s over {samples} samples; one-time set-up in a fresh process: "
           f"{json.dumps(one_time_costs())}")
     print(json.dumps({"overhead_ratio": round(first_wall / backend, 3), "cached_ratio": round(cached_wall / first_wall, 4)}))
