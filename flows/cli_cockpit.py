@@ -57,15 +57,18 @@ def status(project_dir: Path = PROJECT_OPTION) -> None:
     typer.echo(json.dumps(stack_status(project_dir), indent=2))
 
 
-def _require_server(project_dir: Path) -> None:
+def _require_server(project_dir: Path, command: str) -> None:
+    """The project's (or the configured) Prefect server must answer; its URL is exported for child processes.
+
+    The same check as the command line's own (``flows.prefect_server.require_server``): the URL
+    comes from ``PREFECT_API_URL`` or Prefect's settings profile, so a server configured either way
+    is found by both.
+    """
+    from flows.prefect_server import require_server
     from flows.runtime import configure
-    from flows.stack import healthy
 
     configure(project_dir)
-    api = os.environ.get("PREFECT_API_URL")
-    if not api or not healthy(f"{api}/health"):
-        _fail(f"no Prefect server reachable{' at ' + api if api else ''}: start one with `polyreason up "
-              f"--project-dir {project_dir}` (or set PREFECT_API_URL)")
+    os.environ["PREFECT_API_URL"] = require_server(command)
 
 
 def deploy(project_dir: Path = PROJECT_OPTION,
@@ -73,7 +76,7 @@ def deploy(project_dir: Path = PROJECT_OPTION,
            profiles_dir: Optional[Path] = typer.Option(None, help="Profiles offered in the Run form (default profiles/).")
            ) -> None:
     """Register the deployments (recipe and every stage command, nightly evaluations, placed stages)."""
-    _require_server(project_dir)
+    _require_server(project_dir, "deploy")
     from flows.deploy import deploy as register
 
     for line in register(project_dir, pool=pool, profiles_dir=profiles_dir):
@@ -84,7 +87,7 @@ def deploy(project_dir: Path = PROJECT_OPTION,
 def worker(pool: str = typer.Option("polyreason", help="The work pool to serve."),
            project_dir: Path = PROJECT_OPTION) -> None:
     """Serve a process work pool: each flow run of its deployments runs in its own process here."""
-    _require_server(project_dir)
+    _require_server(project_dir, "worker")
     from flows.deploy import worker_command
 
     raise typer.Exit(code=subprocess.call(worker_command(pool)))

@@ -4,6 +4,7 @@ traceback, and nothing started (no Prefect server, no MLflow run, no artifact)."
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -113,7 +114,10 @@ def test_a_mistake_is_one_line_with_exit_2(project, monkeypatch, found, case, ar
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     if args[0] in ("evaluate", "deploy", "worker"):
         args = [*args, "--project-dir", str(project)]
-    result = CliRunner().invoke(app, args)
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):  # no server configured, even in a session
+        result = CliRunner().invoke(app, args)                    # whose other tests run one
     lines = result.stderr.strip().splitlines()
     expected_code = 0 if case.startswith("verify: \"expected\"") else 2
     assert result.exit_code == expected_code, result.output
@@ -134,3 +138,33 @@ def test_debug_shows_the_traceback(project, monkeypatch):
     assert isinstance(result.exception, Refused)
     result = CliRunner().invoke(app, ["score", "missing.jsonl", "--debug"])
     assert isinstance(result.exception, Refused)
+
+
+def test_deploy_and_worker_find_a_server_configured_in_prefects_settings(tmp_path, monkeypatch):
+    """A server set in Prefect's settings (a profile, not the environment) passes the check and is exported
+    for the worker's child processes; the command line's check and the command's agree on where it is."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.cli_cockpit import _require_server
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(200 if self.path == "/api/health" else 404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/api"
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: url}):
+            _require_server(tmp_path, "worker")
+        assert os.environ["PREFECT_API_URL"] == url
+    finally:
+        server.shutdown()
