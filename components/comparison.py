@@ -26,11 +26,31 @@ version) the per-language tables of its benchmark reports
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 HEADLINE = ("accuracy", "lcpr", "ttc", "slc_and_acc")
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
+METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
+
+
+def language_tables(metrics: Mapping[str, float]) -> dict[str, list[dict]]:
+    """An evaluation run's ``evaluation/<benchmark>/<lang>/<metric>`` metrics (``components.reporting``'s
+    keys) read back as per-benchmark language rows, the input of ``comparison_rows``.
+
+    >>> language_tables({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/lcpr": 1.0, "grpo/train/kl": 0.1})
+    {'mgsm': [{'lang': 'fr', 'accuracy': 0.5, 'lcpr': 1.0}]}
+    """
+    rows: dict[str, dict[str, dict]] = {}
+    for key, value in sorted(metrics.items()):
+        match = METRIC.match(key)
+        if match:
+            row = rows.setdefault(match["benchmark"], {}).setdefault(match["lang"], {"lang": match["lang"]})
+            row[match["metric"]] = value
+    return {benchmark: list(langs.values()) for benchmark, langs in rows.items()}
 
 
 def _number(value: Any) -> float | None:
@@ -114,3 +134,18 @@ def format_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = HEA
             cells.append(text + (f" ({delta:+.3f})" if delta is not None else ""))
         lines.append("  ".join(f"{c:>11}" for c in cells))
     return "\n".join(lines)
+
+
+def write_comparison(tables: Tables, baseline: str, out_dir: str | Path) -> list[dict[str, Any]]:
+    """Write ``comparison.json``, ``comparison.txt`` and one ``<benchmark>_accuracy_vs_lcpr.png`` per
+    benchmark into ``out_dir``; return the rows. The baseline must be one of the models."""
+    if baseline not in tables:
+        raise ValueError(f"baseline {baseline!r} is not among the compared models ({', '.join(tables)})")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = comparison_rows(tables, baseline=baseline)
+    (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    (out / "comparison.txt").write_text(format_table(rows) + "\n", encoding="utf-8")
+    for benchmark in sorted({r["benchmark"] for r in rows}):
+        comparison_figure(rows, benchmark).savefig(out / f"{benchmark}_accuracy_vs_lcpr.png", dpi=100)
+    return rows

@@ -12,7 +12,7 @@ from prefect import flow
 from components.settings import TrackingSettings
 from flows.runtime import prepared_project
 from tasks import tracking
-from tasks.compare import gather_task, log_task, render_task
+from tasks.compare import gather_task, log_comparison_task, render_task
 
 
 @flow(name="polyreason-compare")
@@ -25,6 +25,6 @@ def compare_flow(items: list[str], baseline: str | None = None, tracking_setting
     with tracking.stage_run(settings, project, "comparison", stage="comparison",
                             tags={"polyreason.compared": ",".join(items), "polyreason.baseline": baseline}) as run:
         comparison = render_task(tables, baseline, str(project))
-        log_task(run, comparison)
+        log_comparison_task(run, comparison)
     return {"run_id": run.run_id, "run_url": tracking.run_url(run), "models": list(tables), "baseline": baseline,
             "table": (comparison.path + "/comparison.txt")}

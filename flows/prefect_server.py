@@ -23,7 +23,6 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-import urllib.request
 from pathlib import Path
 
 from tasks.preflight import Refused
@@ -44,11 +43,9 @@ def configured_api_url() -> str | None:
 
 def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> str | None:
     """Why ``<api_url>/health`` does not answer 200 within ``timeout_s``, or ``None`` when it does."""
-    try:
-        with urllib.request.urlopen(f"{api_url.rstrip('/')}/health", timeout=timeout_s) as response:
-            return None if response.status == 200 else f"HTTP {response.status}"
-    except OSError as error:
-        return str(getattr(error, "reason", None) or error)
+    from flows.stack import health_problem
+
+    return health_problem(f"{api_url.rstrip('/')}/health", timeout_s)
 
 
 def require_server(command: str) -> str:

@@ -29,9 +29,10 @@ from flows.placement import run_stage
 from flows.runtime import prepared
 from flows.sft import sft_flow
 from tasks import tracking
+from tasks.compare import log_comparison_task
 from tasks.outputs import RecipeOutputs
 from tasks.recipe import (
-    comparison_task, evaluation_models, log_comparison_task, log_profile_task, log_stages_task, planned_stages,
+    comparison_task, evaluation_models, log_profile_task, log_stages_task, planned_stages,
     recipe_tags, register_final, rejection_policy,
 )  # fmt: skip
 

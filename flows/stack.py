@@ -72,12 +72,17 @@ def choose_port(service: str, asked: int | None) -> int:
     return DEFAULT_PORTS[service] if port_free(DEFAULT_PORTS[service]) else free_port()
 
 
-def healthy(url: str) -> bool:
+def health_problem(url: str, timeout_s: float = 2.0) -> str | None:
+    """Why ``url`` (a server's health endpoint) does not answer 200 within ``timeout_s``; ``None`` when it does."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return None if response.status == 200 else f"HTTP {response.status}"
+    except OSError as error:
+        return str(getattr(error, "reason", None) or error)
+
+
+def healthy(url: str) -> bool:
+    return health_problem(url) is None
 
 
 def alive(pid: int) -> bool:

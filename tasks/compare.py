@@ -15,35 +15,16 @@ baseline and the Pareto plot of accuracy against LCPR.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from components.comparison import language_tables
 from components.config import fingerprint
 from tasks import tracking
 from tasks.caching import ArtifactRef, artifact_dir, file_fingerprint
 from tasks.tracking import RunRef
-
-METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
-
-
-def language_tables(metrics: dict[str, float]) -> dict[str, list[dict]]:
-    """``evaluation/<benchmark>/<lang>/<metric>`` metrics as per-benchmark language rows.
-
-    >>> language_tables({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/lcpr": 1.0, "grpo/train/kl": 0.1})
-    {'mgsm': [{'lang': 'fr', 'accuracy': 0.5, 'lcpr': 1.0}]}
-    """
-    rows: dict[str, dict[str, dict]] = {}
-    for key, value in sorted(metrics.items()):
-        match = METRIC.match(key)
-        if match:
-            row = rows.setdefault(match["benchmark"], {}).setdefault(match["lang"], {"lang": match["lang"]})
-            row[match["metric"]] = value
-    return {benchmark: list(langs.values()) for benchmark, langs in rows.items()}
-
 
 def _label(run) -> str:
     return run.data.tags.get("polyreason.model_tag") or run.info.run_name or run.info.run_id[:8]
@@ -92,22 +73,17 @@ def gather_task(tracking_uri: str, items: list[str]) -> dict[str, dict[str, list
 @task(name="render-comparison", cache_policy=NO_CACHE)
 def render_task(tables: dict[str, dict[str, list[dict]]], baseline: str, project_dir: str) -> ArtifactRef:
     """The comparison table (JSON and text) and a Pareto plot per benchmark, in a content-addressed folder."""
-    from components.comparison import comparison_figure, comparison_rows, format_table
+    from components.comparison import write_comparison
 
-    if baseline not in tables:
-        raise ValueError(f"baseline {baseline!r} is not among the compared models ({', '.join(tables)})")
-    rows = comparison_rows(tables, baseline=baseline)
     out = artifact_dir(project_dir, "comparison", fingerprint([tables, baseline]))
-    (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-    (out / "comparison.txt").write_text(format_table(rows) + "\n", encoding="utf-8")
-    for benchmark in sorted({r["benchmark"] for r in rows}):
-        comparison_figure(rows, benchmark).savefig(out / f"{benchmark}_accuracy_vs_lcpr.png", dpi=100)
+    rows = write_comparison(tables, baseline, out)
     return ArtifactRef(str(out), file_fingerprint(out / "comparison.json"), {"rows": rows})
 
 
-@task(name="log-comparison-run", cache_policy=NO_CACHE)
-def log_task(run: RunRef, comparison: ArtifactRef) -> int:
-    """The rows' metrics (``evaluation/<model>/<benchmark>/<lang>/<metric>`` and deltas), table and plots."""
+@task(name="log-comparison", cache_policy=NO_CACHE)
+def log_comparison_task(run: RunRef, comparison: ArtifactRef) -> int:
+    """The models' per-language metrics and deltas (``evaluation/<model>/<benchmark>/<lang>/<metric>``), the
+    table and the plots, to ``run`` (a recipe's parent run or a comparison run)."""
     from components.comparison import comparison_metrics
 
     rows = comparison.summary["rows"]

@@ -3,7 +3,7 @@
 * The parent run carries the profile (as YAML), its digest (the fingerprint of
   what it computes) and the git commit of the code, so a run can be reproduced.
 * ``comparison_task`` (cached) renders every evaluated model side by side per
-  benchmark and language (``components.comparison``); ``log_comparison_task``
+  benchmark and language (``components.comparison``); ``tasks.compare.log_comparison_task``
   sends the table, the deltas to the base model and the plots to the parent run.
 * ``register_task`` registers the recipe's final model in the MLflow model
   registry, with its card, tags and alias; re-running a recipe whose weights did
@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -60,32 +59,16 @@ def log_profile_task(run: RunRef, profile: Profile, project_dir: str) -> str:
       **CACHED)
 def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project_dir: str) -> ArtifactRef:
     """The comparison table (rows and text) and one accuracy-vs-LCPR plot per benchmark."""
-    from components.comparison import comparison_figure, comparison_rows, format_table
+    from components.comparison import write_comparison
     from components.reporting import read_report
 
     tables = {e.model.tag: {name: read_report(name, b.report.path).language_table for name, b in e.benchmarks.items()}
               for e in evaluations}
-    rows = comparison_rows(tables, baseline=baseline)
     out = artifact_dir(project_dir, "comparison", fingerprint([[e.model.tag, e.model.fingerprint,
                                                                 [b.report.fingerprint for b in e.benchmarks.values()]]
                                                                for e in evaluations]))
-    (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-    (out / "comparison.txt").write_text(format_table(rows) + "\n", encoding="utf-8")
-    for benchmark in sorted({r["benchmark"] for r in rows}):
-        comparison_figure(rows, benchmark).savefig(out / f"{benchmark}_accuracy_vs_lcpr.png", dpi=100)
+    rows = write_comparison(tables, baseline, out)
     return ArtifactRef(str(out), file_fingerprint(out / "comparison.json"), {"rows": rows})
-
-
-@task(name="log-comparison", cache_policy=NO_CACHE)
-def log_comparison_task(run: RunRef, comparison: ArtifactRef) -> int:
-    """The models' per-language metrics and deltas, the table and the plots, to the parent run."""
-    from components.comparison import comparison_metrics
-
-    rows = comparison.summary["rows"]
-    count = tracking.log_metrics(run, comparison_metrics(rows))
-    tracking.log_table(run, rows, "comparison/languages.json")
-    tracking.log_artifact(run, comparison.path, "comparison")
-    return count
 
 
 def headline_tags(rows: list[dict[str, Any]], model_tag: str) -> dict[str, str]:

@@ -14,8 +14,9 @@ import json
 
 import pytest
 
+from flows.stack import alive
 from tests.helpers.cockpit import (
-    MlflowREST, alive, polyreason, run_deployment, start_worker, stop, tiny_recipe, write_profiles,
+    MlflowREST, polyreason, run_deployment, start_worker, stop, tiny_recipe, write_profiles,
 )  # fmt: skip
 
 pytestmark = pytest.mark.slow

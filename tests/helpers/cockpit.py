@@ -76,14 +76,6 @@ def stop(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
-
-
 def run_deployment(api_url: str, name: str, parameters: dict, timeout: float = 600):
     """Start a deployment's flow run through the Prefect API and wait for its final state."""
     from prefect.deployments import run_deployment as start
