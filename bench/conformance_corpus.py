@@ -87,12 +87,12 @@ def _variant_lines(variant: str, lines: list[str], lang: str, english: list[str]
     return out
 
 
-def build_corpus(exemplars_path: str | Path) -> list[dict]:
-    """``[{"id", "lang", "variant", "completion"}]``, 1,144 rows for the MGSM exemplars."""
+def build_corpus(exemplars_path: str | Path, languages=LANGUAGES, exemplars: int = 8) -> list[dict]:
+    """``[{"id", "lang", "variant", "completion"}]``: 1,144 rows for the 8 MGSM exemplars of 11 languages."""
     data = json.loads(Path(exemplars_path).read_text(encoding="utf-8"))
     rows = []
-    for lang in LANGUAGES:
-        for index in range(1, 9):
+    for lang in languages:
+        for index in range(1, exemplars + 1):
             key = str(index)
             lines = sentences(data["exemplars"][lang][key]["a"])
             english = sentences(data["exemplars"]["en"][key]["a"])

@@ -16,23 +16,29 @@ which is joined at flow exit and sleeps in 1 s steps. On this 2-core machine tor
 generates on both cores, so that set-up cannot hide behind generation (a warm-up
 thread or process measured 1-3 s slower generation and no wall-time gain); it shows
 on small workloads: 48 problems per language (20 s of generation) gave 1.17.
-Last line: {"overhead_ratio": ..., "cached_ratio": ...}.
+Last line: {"overhead_ratio": ..., "cached_ratio": ...}. ``--smoke`` (CI): one problem per
+language, one sample of 4 tokens: seconds of work, so the ratios then say nothing.
 
-    python bench/evaluation.py [--prompts-per-language N] [--max-new-tokens 128] [--cold]
+    python bench/evaluation.py [--prompts-per-language N] [--max-new-tokens 128] [--cold] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from locations import shared_data
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+SMOKE = {"prompts_per_language": 1, "samples": 1, "max_new_tokens": 4}
 
 ONE_TIME_COSTS = """
 import json, sys, time
@@ -66,11 +72,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--cold", action="store_true", help="do not warm up Prefect and MLflow first")
-    parser.add_argument("--shared-data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--shared-data", default=str(shared_data()))
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds of work (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
 
     work = Path(tempfile.mkdtemp(prefix="polyreason-bench-"))
-    from flows.runtime import configure
+    atexit.register(shutil.rmtree, work, True)  # registered first, so it runs after Prefect's own exit handlers
+    from cli.environment import configure
 
     configure(work)
     from prefect import flow
@@ -97,7 +107,7 @@ def main() -> None:
         return 1
 
     if not args.cold:
-        from tasks import tracking
+        from runtime import tracking
 
         warm_up()
         tracking.finish_run(tracking.open_run(profile.tracking, work, "warm-up"))
@@ -105,7 +115,7 @@ def main() -> None:
     first = evaluation_flow(profile)
     first_wall = time.perf_counter() - start
     summaries = [b.generations.summary for b in first.benchmarks.values()]
-    backend = sum(s["backend_seconds"] for s in summaries) + sum(p["backend_seconds"] for p in first.pooled)
+    backend = sum(s["backend_seconds"] for s in summaries) + sum(p.backend_seconds for p in first.pooled)
     tokens = sum(s["tokens"] for s in summaries)
     start = time.perf_counter()
     evaluation_flow(profile)

@@ -18,7 +18,11 @@ fresh project also converts the GGUF once; it is reported apart as ``cold``.
 For scale: lm-evaluation-harness's whole fixed cost on the same 16 prompts with
 the same transformers generate was ~23 s on this 2-core machine.
 
-    python bench/fixed_cost.py [--shared-data ../shared/data] [--runs 2]
+    python bench/fixed_cost.py [--shared-data ../shared/data] [--runs 2] [--smoke]
+
+``--smoke`` (CI): the tiny from-config model of the tests instead of Gemma, one English prompt
+of 4 tokens, the cold command counted as the one without a server and one with the stack: the
+same commands in about a minute, numbers meaningless.
 
 Last line: ``{"no_server_fixed_s": …, "stack_fixed_s": …, …}`` (medians of the measured runs).
 """
@@ -36,26 +40,38 @@ import tempfile
 import time
 from pathlib import Path
 
+from locations import shared_data
+
 REPO = Path(__file__).resolve().parents[1]
 SERVER_VARIABLES = ("PREFECT_API_URL", "PREFECT_UI_API_URL", "MLFLOW_TRACKING_URI")
 
 
-def profile_text(shared_data: Path, max_new_tokens: int) -> str:
+def profile_text(shared_data: Path, max_new_tokens: int, model: str = "embedded:gemma3-270m",
+                 languages: tuple[str, ...] = ("en", "fr", "ja", "th"), limit: int = 4) -> str:
     return json.dumps({
         "name": "fixed-cost",
         "evaluation": {
-            "model": {"backend": "transformers", "model": "embedded:gemma3-270m", "dtype": "float32", "device": "cpu"},
+            "model": {"backend": "transformers", "model": model, "dtype": "float32", "device": "cpu"},
             "sampling": {"n": 1, "temperature": 0.0, "max_new_tokens": max_new_tokens, "batch_size": 16, "seed": 0},
             "prompt": {"style": "instruction"},
-            "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": ["en", "fr", "ja", "th"],
-                            "limit": 4}],
+            "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": list(languages),
+                            "limit": limit}],
         },
     }, indent=1)
 
 
+def smoke_profile(project: Path, shared_data: Path) -> str:
+    """The smoke mode's profile: the tests' tiny from-config model, one English prompt, 4 tokens."""
+    sys.path.insert(0, str(REPO))
+    from tests.helpers.tiny_model import build_tiny_model
+
+    model = build_tiny_model(project / "tiny-model")
+    return profile_text(shared_data, 4, str(model), ("en",), 1)
+
+
 def polyreason() -> list[str]:
-    """The command line of this checkout (``polyreason`` is ``python -m flows.cli`` with it on the path)."""
-    return [sys.executable, "-m", "flows.cli"]
+    """The command line of this checkout (``polyreason`` is ``python -m cli`` with it on the path)."""
+    return [sys.executable, "-m", "cli"]
 
 
 def clean_env() -> dict[str, str]:
@@ -105,20 +121,26 @@ def median(rows: list[dict[str, float]], key: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared-data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--shared-data", type=Path, default=shared_data())
     parser.add_argument("--runs", type=int, default=2, help="measured commands per mode")
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--keep", action="store_true", help="keep the scratch project")
+    parser.add_argument("--smoke", action="store_true", help="tiny model, one prompt, one run per mode (CI)")
     args = parser.parse_args()
 
     project = Path(tempfile.mkdtemp(prefix="polyreason-fixed-cost-"))
-    (project / "profile.yaml").write_text(profile_text(args.shared_data.resolve(), args.max_new_tokens))
+    if args.smoke:
+        args.runs = 1
+        text = smoke_profile(project, args.shared_data.resolve())
+    else:
+        text = profile_text(args.shared_data.resolve(), args.max_new_tokens)
+    (project / "profile.yaml").write_text(text)
     env = clean_env()
     seed = iter(range(1000))
     try:
         cold = evaluate(project, next(seed), env)
         show("cold (fresh project)", cold)
-        plain = [evaluate(project, next(seed), env) for _ in range(args.runs)]
+        plain = [cold] if args.smoke else [evaluate(project, next(seed), env) for _ in range(args.runs)]
         for index, row in enumerate(plain):
             show(f"no server #{index + 1}", row)
 

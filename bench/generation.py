@@ -24,7 +24,10 @@ in-process when this interpreter has vLLM. Greedy outputs are compared with the 
 (share of identical completions after the stop-string cut). The machine load is printed: other
 jobs sharing the cores make every number here noisy.
 
-    python bench/generation.py [--profile profiles/cpu-demo.yaml] [--cache-dir .cache] [--threads 1,2]
+    python bench/generation.py [--profile profiles/cpu-demo.yaml] [--cache-dir .cache] [--threads 1,2] [--smoke]
+
+``--smoke`` (CI): the profile's first two prompts, 4 new tokens, on the tests' tiny from-config
+model with transformers only, and a 64 MiB bandwidth buffer: seconds, numbers meaningless.
 
 Last line: {"best_backend": ..., "tokens_per_s": ..., "roofline_fraction": ...} for the fastest backend.
 """
@@ -32,11 +35,14 @@ Last line: {"best_backend": ..., "tokens_per_s": ..., "roofline_fraction": ...} 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,9 +62,18 @@ def workload(profile_path: str) -> tuple:
     items = []
     for bench in section.benchmarks:
         items += load_benchmark(bench.name, data_dir=bench.data_dir, languages=bench.languages, limit=bench.limit,
-                                selection=bench.selection, sample_seed=bench.sample_seed).items
+                                selection=bench.selection, sample_seed=bench.sample_seed, offset=bench.offset).items
     prompts = build_prompts(items, section.prompt, chat=section.model.chat, thinking=section.model.thinking)
     return section, items, prompts, stop_sequences(items, section.prompt, chat=section.model.chat)
+
+
+def smoke_workload(section, items: list, prompts: list[str], work: Path) -> tuple:
+    """The smoke mode's workload: two prompts, 4 new tokens, the tiny from-config model."""
+    from tests.helpers.tiny_model import build_tiny_model
+
+    model = section.model.model_copy(update={"model": str(build_tiny_model(work / "tiny-model")), "dtype": "float32"})
+    sampling = section.sampling.model_copy(update={"max_new_tokens": 4})
+    return section.model_copy(update={"model": model, "sampling": sampling}), items[:2], prompts[:2]
 
 
 def copy_bandwidth(megabytes: int = 512) -> float:
@@ -91,7 +106,7 @@ def parameter_count(model_dir: Path) -> int:
 
 
 def run_backend(label: str, generator, prompts: list[str], sampling, stop: list[str]) -> dict:
-    from components.data.prompts import truncate_at_stops
+    from components.generation.base import truncate_at_stops
 
     start = time.perf_counter()
     load = getattr(generator, "load", None)
@@ -157,10 +172,17 @@ def main() -> None:
     parser.add_argument("--server-python", default=None, help="interpreter with vLLM for vllm-server")
     parser.add_argument("--concurrency", default="8,24", help="requests in flight for vllm-server")
     parser.add_argument("--backends", default="transformers,vllm-server,vllm")
+    parser.add_argument("--smoke", action="store_true", help="two prompts on the tiny model, transformers (CI)")
     args = parser.parse_args()
     os.chdir(REPO)  # the profile's data paths are relative to the project directory
     section, items, prompts, stop = workload(args.profile)
     cache_dir = Path(args.cache_dir)
+    buffer_mb = 512
+    if args.smoke:
+        work = Path(tempfile.mkdtemp(prefix="generation-smoke-"))
+        atexit.register(shutil.rmtree, work, True)
+        section, items, prompts = smoke_workload(section, items, prompts, work)
+        args.backends, args.threads, buffer_mb = "transformers", "2", 64
     print(f"load average: {os.getloadavg()}  cores: {os.cpu_count()}")
     print(f"workload: {len(prompts)} prompts ({len(items)} items), greedy, max_new_tokens "
           f"{section.sampling.max_new_tokens}, batch {section.sampling.batch_size}, stop {stop}")
@@ -169,7 +191,7 @@ def main() -> None:
     model_dir = Path(resolve_model(section.model, cache_dir).path)
     params = parameter_count(model_dir)
     dtype = section.model.dtype if section.model.dtype in DTYPE_BYTES else "float32"
-    bandwidth = copy_bandwidth()  # measured again at the end: the larger (less disturbed) one counts
+    bandwidth = copy_bandwidth(buffer_mb)  # measured again at the end: the larger (less disturbed) one counts
     batch = min(section.sampling.batch_size, len(prompts))
     steps = bandwidth / (params * DTYPE_BYTES[dtype])
     roofline = steps * batch
@@ -191,7 +213,7 @@ def main() -> None:
 
         generator = build_generator(on_backend(section.model, "vllm"), cache_dir)
         runs.append(run_backend("vllm in-process", generator, prompts, section.sampling, stop))
-    bandwidth_after = max(copy_bandwidth() for _ in range(3))
+    bandwidth_after = max(copy_bandwidth(buffer_mb) for _ in range(3))
     if bandwidth_after > bandwidth:
         roofline *= bandwidth_after / bandwidth
         print(f"copy bandwidth at the end {bandwidth_after / 1e9:.1f} GB/s -> roofline {roofline:.0f} tokens/s")

@@ -1,4 +1,4 @@
-"""GPU check on one CUDA device, no network: tiny-model SFT and GRPO steps and transformers generation in bf16.
+"""GPU check on one CUDA device: tiny-model SFT and GRPO steps and transformers generation in bf16, and CI's vLLM tests.
 
 Run by ``bench/gpu_check.sh`` (which installs the wheels that travel with it first). Each part
 runs polyreason's own code in this process on the tiny from-config model of the tests
@@ -8,14 +8,20 @@ runs polyreason's own code in this process on the tiny from-config model of the 
 * GRPO: ``components.training.grpo.build_trainer`` (trl ``GRPOTrainer``, generation by
   transformers on the GPU) with the accuracy reward, plus PCS when lingua is installed;
 * generation: the transformers backend (``components.generation``) in bf16, and greedy
-  agreement of CUDA float32 with CPU float32.
+  agreement of CUDA float32 with CPU float32;
+* vllm_paths: the tests CI runs in its vLLM environment (``VLLM_TESTS``: trl's GRPO with vLLM
+  colocated and in server mode, SFT then vLLM with the adapter, a GPU profile's evaluation), in
+  a pytest subprocess, on CUDA in bfloat16 where vLLM is installed (the GPU pins:
+  ``pip install -c constraints/gpu.txt -e ".[gpu]"``); reported as skipped where it is not.
+  On CPU and with ``--smoke`` they are only collected (CI runs them on CPU already).
 
 For each part: the step times (median after the first step, which pays for CUDA kernels'
 first use; the first is printed too), the peak CUDA memory (``torch.cuda.max_memory_allocated``,
 reset before the part) and the wall time. ``--device cpu`` runs the same code on the CPU
-(float32; to try the script where there is no GPU). The last line is one JSON object.
+(float32; to try the script where there is no GPU); ``--smoke`` is ``--device cpu --steps 2``.
+The last line is one JSON object.
 
-    python bench/gpu_check.py [--device cuda] [--steps 6] [--out DIR]
+    python bench/gpu_check.py [--device cuda] [--steps 6] [--out DIR] [--smoke]
 """
 
 from __future__ import annotations
@@ -23,7 +29,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +40,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+VLLM_TESTS = ("tests/integration/test_vllm_backend.py", "tests/integration/test_trl_vllm_*.py")  # as the Makefile
+VLLM_LIMIT_S = float(os.environ.get("GPU_CHECK_VLLM_LIMIT_S", "300"))
 
 QUESTIONS = [
     ("en", "Janet has 16 eggs and sells 3. How many are left?", "13"),
@@ -127,7 +138,7 @@ def grpo_part(model_dir: Path, work: Path, device: str, dtype: str, steps: int) 
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     rewards = [{"name": "accuracy"}]
     if importlib.util.find_spec("lingua") is not None:
-        rewards.append({"name": "pcs", "params": {"require_think": False}})
+        rewards.append({"name": "pcs", "params": {"require_think": False, "extraction": "lenient"}})
     settings = GRPOStageSettings(
         model=model_settings(model_dir, device, dtype), rewards=rewards, max_steps=steps,
         per_device_train_batch_size=8, sampling={"n": 4, "temperature": 1.0, "max_new_tokens": 64, "seed": 0},
@@ -170,6 +181,37 @@ def agreement_part(model_dir: Path, work: Path, device: str) -> dict:
     return {"same_greedy_as_cpu": texts[device] == texts["cpu"]}
 
 
+def vllm_paths_part(work: Path, device: str, collect_only: bool) -> dict:
+    """CI's vLLM tests in a pytest subprocess: their counts and skip reasons (a failed test fails the part)."""
+    missing = [name for name in ("vllm", "pytest") if importlib.util.find_spec(name) is None]
+    if missing:
+        return {"skipped": f"{' and '.join(missing)} not importable in this interpreter; install the GPU pins "
+                           "and pytest: pip install -c constraints/gpu.txt -e '.[gpu]' pytest"}
+    files = sorted(str(path.relative_to(REPO)) for pattern in VLLM_TESTS for path in REPO.glob(pattern))
+    junit = work / "vllm-tests.xml"
+    command = [sys.executable, "-m", "pytest", "-m", "vllm", "-q", "-p", "no:cacheprovider", "-rs",
+               f"--junitxml={junit}", *(["--collect-only"] if collect_only else []), *files]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=VLLM_LIMIT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"pytest exited {done.returncode} on {device}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    if collect_only:
+        return {"collected": int(re.search(r"(\d+) tests? collected", done.stdout).group(1)), "ran": False}
+    return junit_counts(junit)
+
+
+def junit_counts(path: Path) -> dict:
+    """Passed/failed/skipped counts, seconds and each skip's reason from pytest's JUnit XML."""
+    import xml.etree.ElementTree as ElementTree
+
+    suite = ElementTree.parse(path).getroot().find("testsuite")
+    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    skips = {case.get("name"): case.find("skipped").get("message", "")[:300]
+             for case in suite.iter("testcase") if case.find("skipped") is not None}
+    return {"passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
+            "failed": counts["failures"] + counts["errors"], "skipped": skips, "ran": True,
+            "tests_s": round(float(suite.get("time", 0)), 1)}
+
+
 def environment(device: str) -> dict:
     import torch
     from importlib.metadata import version
@@ -187,7 +229,10 @@ def main() -> None:
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--out", default=None, help="working directory (default: a temporary one)")
+    parser.add_argument("--smoke", action="store_true", help="--device cpu --steps 2; vLLM tests collected only")
     args = parser.parse_args()
+    if args.smoke:
+        args.device, args.steps = "cpu", 2
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -204,6 +249,7 @@ def main() -> None:
         "grpo": lambda: grpo_part(model_dir, work, args.device, dtype, args.steps),
         "generation": lambda: generation_part(model_dir, work, args.device, dtype),
         "agreement": lambda: agreement_part(model_dir, work, args.device),
+        "vllm_paths": lambda: vllm_paths_part(work, args.device, collect_only=args.smoke or args.device != "cuda"),
     }
     failed = []
     for name, run in parts.items():

@@ -7,7 +7,10 @@ that load drifts of a shared machine hit every reward alike, and compares the
 median of trl's per-step ``step_time`` after ``--warmup`` steps. PCS says its
 lightweight detection is the point: the target is a ratio ≤ 1.05.
 
-    python bench/grpo_overhead.py [--steps 10 --rounds 3 --completion-tokens 32]
+    python bench/grpo_overhead.py [--steps 10 --rounds 3 --completion-tokens 32] [--smoke]
+
+``--smoke`` (CI): 2 steps, no warm-up, one round, 8 tokens: the four trainings in seconds,
+ratios meaningless.
 
 The last line is one JSON object ``{"adamame": r, "pcs": r, "softlc": r}`` of
 step-time ratios to accuracy.
@@ -47,7 +50,9 @@ def make_job(work: Path, reward: str, args: argparse.Namespace):
     if not data.is_file():
         rows = [{"id": f"q{i}", "lang": lang, "question": q, "gold": "13"} for i, (lang, q) in enumerate(QUESTIONS)]
         data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    params = {"require_think": False} if reward == "pcs" else {}
+    # the tiny random model writes no think block: PCS then reads its answer leniently (its strict
+    # default looks only after <think>…</think> and refuses require_think=false with it)
+    params = {"require_think": False, "extraction": "lenient"} if reward == "pcs" else {}
     settings = GRPOStageSettings(
         model={"model": str(work / "model"), "device": "cpu", "dtype": "float32"}, dataset=str(data),
         rewards=[{"name": reward, "params": params}], max_steps=args.steps, per_device_train_batch_size=8,
@@ -74,7 +79,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--completion-tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: robust on a shared machine)")
+    parser.add_argument("--smoke", action="store_true", help="2 steps, one round, 8 tokens (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.warmup, args.rounds, args.completion_tokens = 2, 0, 1, 8
 
     import logging
 

@@ -12,6 +12,11 @@ prefix cache), then the two ways alternate ``--repeats`` times; medians are
 printed. Outputs must be identical (greedy).
 
     python bench/pooled_generation.py [--shared-data ../shared/data] [--server-python .venv-vllm/bin/python]
+        [--smoke]
+
+``--smoke`` (CI): one problem per language, 4 new tokens, one repeat, on the tests' tiny
+from-config model with the transformers backend (no vLLM, no server): the same two ways in
+seconds, numbers meaningless.
 
 Last line: ``{"separate_s": …, "pooled_s": …, "speedup": …}``.
 """
@@ -19,12 +24,16 @@ Last line: ``{"separate_s": …, "pooled_s": …, "speedup": …}``.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from locations import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -64,32 +73,55 @@ def pooled(generator, jobs, sampling, out: Path) -> float:
     return time.perf_counter() - start
 
 
+def build(args: argparse.Namespace):
+    """The vLLM server generator on Gemma-3-270M, or (smoke) transformers on the tiny from-config model."""
+    from components.settings import ModelSettings
+
+    if args.smoke:
+        from components.generation import build_generator
+        from tests.helpers.tiny_model import build_tiny_model
+
+        work = Path(tempfile.mkdtemp(prefix="pooled-smoke-"))
+        atexit.register(shutil.rmtree, work, True)
+        model = ModelSettings(backend="transformers", model=str(build_tiny_model(work / "tiny-model")), dtype="float32")
+        generator = build_generator(model, args.cache_dir)
+        generator.progress = False
+        return generator
+    from components.generation.vllm_server import VLLMServerGenerator
+
+    model = ModelSettings(backend="vllm-server", model="embedded:gemma3-270m", dtype="float32",
+                          server_python=args.server_python, max_concurrency=args.concurrency)
+    return VLLMServerGenerator(model, args.cache_dir, progress=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared-data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--shared-data", type=Path, default=shared_data())
     parser.add_argument("--server-python", default=str(REPO / ".venv-vllm" / "bin" / "python"))
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".cache")
     parser.add_argument("--per-language", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny model on transformers, seconds (CI)")
     args = parser.parse_args()
-    if not Path(args.server_python).exists():
+    if args.smoke:
+        args.per_language, args.max_new_tokens, args.repeats = 1, 4, 1
+    elif not Path(args.server_python).exists():
         sys.exit(f"{args.server_python} not found: build it with `bash .ci/vllm-env.sh`")
 
-    from components.generation.vllm_server import VLLMServerGenerator, stop_servers
-    from components.settings import ModelSettings, SamplingSettings
+    from components.generation.vllm_server import stop_servers
+    from components.settings import SamplingSettings
 
     jobs = benchmark_jobs(args.shared_data.resolve(), args.per_language)
     prompts = sum(len(p) for _, p in jobs)
     sampling = SamplingSettings(n=1, temperature=0.0, max_new_tokens=args.max_new_tokens, batch_size=prompts)
-    model = ModelSettings(backend="vllm-server", model="embedded:gemma3-270m", dtype="float32",
-                          server_python=args.server_python, max_concurrency=args.concurrency)
-    generator = VLLMServerGenerator(model, args.cache_dir, progress=False)
+    generator = build(args)
     times: dict[str, list[float]] = {"separate": [], "pooled": []}
     try:
         generator.load()
-        print(f"server up in {generator.server.startup_seconds:.1f} s; {prompts} prompts "
+        server = getattr(generator, "server", None)
+        print(f"{'server up in %.1f s' % server.startup_seconds if server else 'loaded'}; {prompts} prompts "
               f"({', '.join(str(len(p)) for _, p in jobs)}), greedy, {args.max_new_tokens} new tokens, "
               f"{args.concurrency} in flight", flush=True)
         generator.generate([p for _, ps in jobs for p in ps], sampling)  # warm-up: the same prefix cache for both

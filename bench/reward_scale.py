@@ -27,7 +27,9 @@ on a shared machine hits both alike. The scaling is time with 1 thread / time wi
 threads at 16,000 characters. The machine load (``os.getloadavg``) and each child's CPU
 seconds per wall second are printed: other jobs sharing the cores make the numbers noisy.
 
-    python bench/reward_scale.py [--batch 32 --repeats 3 --rounds 2]
+    python bench/reward_scale.py [--batch 32 --repeats 3 --rounds 2] [--smoke]
+
+``--smoke`` (CI): 2 completions per call, one call per cell, one round: seconds, numbers meaningless.
 
 The last line is one JSON object ``{"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms",
 "thread_scaling"}``: ms per 16,000-character completion with 2 threads, and the PCS
@@ -49,8 +51,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from locations import shared_data  # noqa: E402
 
-MGSM_FR = REPO.parent / "shared" / "data" / "mgsm" / "mgsm_fr.tsv"
+MGSM_FR = shared_data() / "mgsm" / "mgsm_fr.tsv"
 SIZES = (500, 4_000, 16_000)
 REWARDS = ("pcs", "softlc", "adamame")
 
@@ -183,7 +186,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="calls per cell in each child")
     parser.add_argument("--rounds", type=int, default=2, help="alternating 1-/2-thread children")
     parser.add_argument("--threads", type=int, default=None, help="(internal) measure in this process")
+    parser.add_argument("--smoke", action="store_true", help="2 completions per call, one call, one round (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.batch, args.repeats, args.rounds = 2, 1, 1
     if args.threads is not None:
         print(json.dumps(measure(args)))
         return

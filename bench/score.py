@@ -12,7 +12,9 @@ is the median of ``--repeats`` runs of ``score_file`` (reading, validating, scor
 aggregating); CPU seconds per run are printed too, since other jobs may share the cores.
 The last line printed is one JSON object.
 
-    python bench/score.py [--rows 1000] [--verifier trusted] [--lcpr-rule adamame] [--repeats 3]
+    python bench/score.py [--rows 1000] [--verifier trusted] [--lcpr-rule adamame] [--repeats 3] [--smoke]
+
+``--smoke`` (CI): 48 rows, one run: seconds, numbers meaningless.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from locations import shared_data  # noqa: E402
 
 from components.language import get_detector  # noqa: E402
 from components.metrics.lcpr import line_units  # noqa: E402
 from components.scoring import score_file  # noqa: E402
+from components.settings import ScoringSettings  # noqa: E402
 from components.verification import get_verifier, split_think  # noqa: E402
 
-WORDS = REPO.parent / "shared" / "data" / "language_confusion" / "words"
+WORDS = shared_data() / "language_confusion" / "words"
 
 # (names, items, templates): {n} name, {o} item, {a}/{b} numbers; CONNECTORS open some lines.
 LANGUAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
@@ -145,7 +149,10 @@ def main() -> None:
     parser.add_argument("--verifier", default="trusted")
     parser.add_argument("--lcpr-rule", default="adamame", choices=["adamame", "lcb"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="48 rows, one run (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rows, args.repeats = 48, 1
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rows.jsonl"
         write_rows(path, args.rows)
@@ -154,12 +161,12 @@ def main() -> None:
         get_detector(LANGUAGES)
         build_s = time.perf_counter() - start
         get_verifier(args.verifier)
-        options = {"verifier": args.verifier, "lcpr_rule": args.lcpr_rule, "pass_k": (1, 4),
-                   "words_path": WORDS if args.lcpr_rule == "lcb" else None}
+        settings = ScoringSettings(verifier=args.verifier, lcpr_rule=args.lcpr_rule, pass_k=[1, 4],
+                                   words_path=str(WORDS) if args.lcpr_rule == "lcb" else None)
         times, cpu_times = [], []
         for _ in range(args.repeats):
             start, cpu_start = time.perf_counter(), time.process_time()
-            result = score_file(path, **options)
+            result = score_file(path, settings)
             times.append(time.perf_counter() - start)
             cpu_times.append(time.process_time() - cpu_start)
     rows_per_s = args.rows / statistics.median(times)

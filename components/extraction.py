@@ -14,12 +14,15 @@ Two modes, chosen per call (``mode=``):
        end of its sentence: the later of the two wins. A boxed answer inside the phrase's
        sentence ("The final answer is $\boxed{18}$.") is the answer; a phrase after the last
        box wins only when it holds a digit, a CJK numeral or LaTeX, so commentary such as
-       "\boxed{18}. The answer is reasonable." keeps 18;
+       "\boxed{18}. The answer is reasonable." keeps 18; the sentence never ends inside
+       closed math (``$16,\!386.20$``, ``\[ 18 \]`` over lines);
     3. else the last number or LaTeX math expression of the response (lm-eval's MGSM
        "flexible-extract", made LaTeX-aware): numbers inside math or glued to a word
-       (``AZYUK2A``, ``x2``, ``3rd``) are skipped, and a math span holding a digit
-       (``$\frac{36}{2}$``, an undelimited ``\frac{10}{9}``) is itself a candidate, so
-       ``\frac{10}{9}`` never yields 9; the original characters are kept (``１８`` stays);
+       (``AZYUK2A``, ``x2``, ``3rd``, a power ``2²``; a unit such as ``18km`` or ``3m²`` is
+       fine) are skipped, and a math span holding a digit (``$\frac{36}{2}$``, an
+       undelimited ``\frac{10}{9}``, with its sign: ``-\frac{10}{9}``) is itself a
+       candidate, so ``\frac{10}{9}`` never yields 9; a slash fraction is one number
+       (``is 2/3`` yields ``2/3``, not 3); the original characters are kept (``１８``, ``๒/๓``);
     4. else a short one-line response (≤ :data:`SHORT_RESPONSE_CHARS` characters) is the
        answer itself (``十八``, ``C``).
 
@@ -27,6 +30,10 @@ Two modes, chosen per call (``mode=``):
 ``short_response`` or ``none``), so evaluation can count the answers that only a fallback
 found. Hand-written: math-verify's own extraction has no localized phrases and no strict
 think-block rule, and lm-eval's regexes read digits inside LaTeX.
+
+Inline math broken over lines (``$ \n 9 \n $``, ``\( \n 9 \n \)``) is read, where
+Math-Verify's own tests expect nothing: TeX reads a line break inside math as a space, so
+such an answer says 9, and a verdict should not depend on where a model breaks its lines.
 """
 
 from __future__ import annotations
@@ -70,11 +77,15 @@ _ANSWER_LIKE = re.compile(r"[\d\\$〇零一二三四五六七八九十百千万�
 _THINK_CLOSE = "</think>"
 # Delimited math, pandoc's rule for $..$ (no space inside the delimiters, no digit after the
 # closing one; an escaped \$ is currency, so "$5 and $6" is not math); display forms first.
+# A display or \( span left open runs to the end of the text.
+_INLINE_DOLLARS = r"(?<!\\)\$(?=[^\s$])(?:[^$\n\\]|\\.)*?(?<=[^\s\\])\$(?!\d)"
 _DELIMITED_MATH = re.compile(
-    r"\$\$.*?(?:\$\$|\Z)|\\\[.*?(?:\\\]|\Z)|\\\(.*?(?:\\\)|\Z)"
-    r"|(?<!\\)\$(?=[^\s$])(?:[^$\n\\]|\\.)*?(?<=[^\s\\])\$(?!\d)",
-    re.S,
-)
+    r"\$\$.*?(?:\$\$|\Z)|\\\[.*?(?:\\\]|\Z)|\\\(.*?(?:\\\)|\Z)|" + _INLINE_DOLLARS, re.S)
+_CLOSED_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|" + _INLINE_DOLLARS, re.S)
+# A sign belongs to what follows it unless an operand ends just before it (``x-1`` is a difference).
+_SIGN_BEFORE = re.compile(r"(?<![0-9A-Za-z)}\]])[-+]$")
+# The numerator of a slash fraction ending where a number starts: ``2/3``, ``-1 / 4``.
+_NUMERATOR_BEFORE = re.compile(r"(?<![\w.,/')}\]])[-+]?\d+\s*/\s*$")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _BRACKET_LIST = re.compile(r"[(\[][-+\d\s.]*[,;][-+\d\s.,;]*[)\]]")  # (0,9), [1; 2), (-1, 0, 1)
 
@@ -126,16 +137,27 @@ def _last_boxed(text: str) -> tuple[int, int, str] | None:
     return None
 
 
+def _sentence_end(text: str) -> int:
+    r"""Where the sentence that starts ``text`` ends: never inside closed math (``$16,\!386.20$``,
+    ``\[ 18 \]`` over lines) nor at the ``!`` of LaTeX's negative thin space ``\!``."""
+    math = [m.span() for m in _CLOSED_MATH.finditer(text)] if ("$" in text or "\\" in text) else []
+    for cut in _SENTENCE_END.finditer(text):
+        inside = any(a < cut.start() < b - 1 for a, b in math)
+        if not inside and not (cut.group() == "!" and text[cut.start() - 1: cut.start()] == "\\"):
+            return cut.start()
+    return len(text)
+
+
 def _last_phrase(text: str) -> tuple[int, int, str] | None:
     """(start, end, answer) of the sentence after the last final-answer phrase that holds one."""
     for match in reversed(list(_PHRASE.finditer(text))):
         window = text[match.end(): match.end() + 400]
         rest = window.lstrip(" \t\n:：")
-        cut = _SENTENCE_END.search(rest)
-        answer = _trim_emphasis((rest[: cut.start()] if cut else rest).strip(" \t:："))
+        cut = _sentence_end(rest)
+        answer = _trim_emphasis(rest[:cut].strip(" \t:："))
         if answer:
             start = match.end() + len(window) - len(rest)
-            return start, start + (cut.start() if cut else len(rest)), answer
+            return start, start + cut, answer
     return None
 
 
@@ -190,6 +212,8 @@ def latex_spans(text: str) -> list[tuple[int, int]]:
         start = match.start()
         while start and (text[start - 1].isdigit() or text[start - 1] in ".,"):
             start -= 1
+        if _SIGN_BEFORE.search(text[max(0, start - 2): start]):
+            start -= 1
         spans.append((start, _command_end(text, match.end())))
     return sorted(spans)
 
@@ -211,6 +235,9 @@ def last_number_span(text: str) -> tuple[int, int] | None:
             end -= 1
         if any(a <= start < b for a, b in math) or glued_to_word(folded, start, end):
             continue
+        numerator = _NUMERATOR_BEFORE.search(folded[max(0, start - 40): start])
+        if numerator and folded[start:end].isdigit():
+            start -= len(numerator.group())
         return start, end
     return None
 

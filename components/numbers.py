@@ -27,7 +27,9 @@ writes compare equal to the gold number:
 * currency symbols, counters and units (``$ € ¥ ₹ ฿``, ``元 円 个 個 人 本 匹 บาท ドル``,
   "dollars", "euros" …) are ignored: an answer is numeric when it holds exactly one number
   and the rest is words, currency or punctuation (no digits, no math operators, no Latin
-  letters glued to the number other than a unit such as ``km``).
+  letters glued to the number other than a unit such as ``km`` or ``m``, whose power
+  ``m²``/``cm^3`` is part of the unit; ``2²`` is a power, not 2);
+* two LaTeX wrappers side by side (``\\boxed{1}\\boxed{2}``) are two answers, never the number 12.
 
 Gold answers are dataset strings; MGSM/MSVAMP/MMATH write them English-style in every
 language (``2,125`` in ``mgsm_de.tsv`` too), so verifiers read golds with ``lang=None``
@@ -81,7 +83,9 @@ _KANJI_NUMBER = re.compile(
     r"[个個人本匹元円块塊枚台頭头冊册杯件只条張张名歳岁分秒点時間日年月週周回次倍]{0,2}"
 )
 _FRACTION = re.compile(r"(-?)\s*(?:\\frac\{(-?\d+)\}\{(\d+)\}|\\frac(\d)(\d)|(-?\d+)\s*/\s*(\d+))")
-_LATEX_WRAP = re.compile(r"\\(?:text\w*|math\w*|boxed|fbox|operatorname)\s*\{([^{}]*)\}")
+_WRAPPERS = r"\\(?:text\w*|math\w*|boxed|fbox|mbox|operatorname)\s*\{"
+_LATEX_WRAP = re.compile(_WRAPPERS + r"([^{}]*)\}")
+_ADJACENT_WRAPS = re.compile(r"\}(?=" + _WRAPPERS + ")")  # \boxed{1}\boxed{2} is two answers, not 12
 _LATEX_SUBS = (("\\!", ""), ("\\,", " "), ("\\;", " "), ("\\:", " "), ("\\ ", " "), ("~", " "),
                ("{,}", ","), ("\\%", "%"), ("\\$", "$"), ("\\dfrac", "\\frac"),
                ("\\tfrac", "\\frac"), ("\\left", ""), ("\\right", ""), ("**", ""), ("__", ""),
@@ -92,7 +96,9 @@ _EDGE_PUNCT = ".。!！?？:：;；,，、।॥؟، \t\n"
 _LEAD_PUNCT = _EDGE_PUNCT.replace(".", "")
 _ASSIGNMENT = re.compile(r"^[^\W\d]\w{0,20}\s*=\s*(?=[^=]*$)")
 _FORBIDDEN = set("=+*/^_\\{}<>|~×÷±√∑∏∫·#&@π∞")
-_UNITS = frozenset("km cm mm kg mg ml min mins hr hrs h mph kmh usd eur yen".split())
+_UNITS = frozenset("km m cm mm kg g mg l ml min mins hr hrs h mph kmh usd eur yen".split())
+_SUPERSCRIPT_DIGITS = frozenset("⁰¹²³⁴⁵⁶⁷⁸⁹")
+_UNIT_POWER = re.compile(r"(?<=[A-Za-z])(?:[²³]|\^\{?[23]\}?)")  # m², cm^3: a unit, not a power of the number
 _BRACKETED = re.compile(r"([(\[{])([^()\[\]{}]*[,;][^()\[\]{}]*)([)\]}])")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 _GROUPED_ONLY = re.compile(r"\s*[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*")
@@ -119,6 +125,7 @@ def _latex_subs(text: str) -> str:
 
 
 def _strip_wrappers(text: str) -> str:
+    text = _ADJACENT_WRAPS.sub("} ", text)
     for _ in range(4):
         unwrapped = _LATEX_WRAP.sub(r"\1", text)
         if unwrapped == text:
@@ -217,9 +224,12 @@ def _is_variable_letter(char: str) -> bool:
 
 
 def glued_to_word(text: str, start: int, end: int) -> bool:
-    """A Latin/Greek/Cyrillic letter touching the number (``2x``, ``x2``, ``2π``) unless a unit (``18km``)."""
+    """A Latin/Greek/Cyrillic letter touching the number (``2x``, ``x2``, ``2π``) unless a unit (``18km``,
+    ``3m²``), or a superscript power after it (``2²``)."""
     before = text[start - 1] if start else ""
     if before.isdigit() or _is_variable_letter(before) or "\u0400" <= before <= "\u04ff":
+        return True
+    if text[end: end + 1] in _SUPERSCRIPT_DIGITS:  # 2² is a power, not the number 2
         return True
     word = re.match(r"[A-Za-z\u0370-\u03ff]+", text[end:])
     return bool(word) and word.group().lower() not in _UNITS
@@ -280,7 +290,7 @@ def parse_number(text: str | None, lang: str | None = None, *, grouping: bool = 
     folded = _latex_subs(ascii_fold(text))
     if ("," in folded or ";" in folded) and _is_tuple(folded, lang):
         return None
-    core = _strip_wrappers(folded)
+    core = _UNIT_POWER.sub("", _strip_wrappers(folded))
     fraction = _FRACTION.fullmatch(core)
     if fraction:
         sign, *parts = fraction.groups()

@@ -48,6 +48,7 @@ __all__ = ["ThinkSplit", "split_think", "extract_answer", "Verdict", "Verifier",
 MATH_VERIFY_MAX_CHARS = 1000
 _CHOICE = re.compile(r"\(?([A-J])\)?(?:[.:)\]]|\s|$)")
 _LOCATED = ("boxed", "phrase", "last_number", "short_response", "given")
+_SUPERSCRIPT_POWERS = str.maketrans({sup: f"^{{{digit}}}" for digit, sup in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")})
 
 
 def choice_letter(text: str | None) -> str | None:
@@ -91,7 +92,7 @@ def _math_verify_input(text: str, boxed: bool = False) -> str:
     text = text[-MATH_VERIFY_MAX_CHARS:]
     if boxed:
         return "$" + text.replace("\\$", " ").replace("$", " ").strip() + "$"
-    if any(d in text for d in ("$", "\\(", "\\[")):
+    if any(d in text for d in ("$", "\\(", "\\[", "\\boxed")):  # math-verify finds these itself
         return text
     latex_like = any(c in text for c in "\\^_{}") or re.match(r"^\s*[(\[].*,.*[)\]]\s*$", text)
     return f"${text}$" if latex_like else text
@@ -163,7 +164,11 @@ def _find(text: str, extract_first: bool, mode: Mode) -> _Found:
 
 
 def _math_verify_found(found: _Found, gold: str, fold: bool = False) -> tuple[bool, str | None, str | None]:
-    source = ascii_fold(found.latex_source) if fold and found.latex_source else found.latex_source
+    """math-verify on what was found; ``fold``: native digits to ASCII and ``2²`` to ``2^{2}`` first
+    (math-verify 0.9 reads a superscript digit as nothing: ``2²`` is 2 to it)."""
+    source = found.latex_source
+    if fold and source:
+        source = ascii_fold(source).translate(_SUPERSCRIPT_POWERS)
     return _math_verify(source, gold, boxed=found.method == "boxed")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from components.language import detect_block, get_detector, holds_words
-from components.metrics.lcpr import LCPR_RULES, get_rule, judge_trace, line_pass, load_english_words, word_pass
+from components.metrics.lcpr import RULES, get_rule, judge_trace, line_pass, load_english_words, word_pass
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_lang_detected_is_the_character_weighted_majority(detector, text, expect
     assert detect_block(detector, text) == expected
 
 
-@pytest.mark.parametrize("name", sorted(LCPR_RULES))
+@pytest.mark.parametrize("name", sorted(RULES))
 def test_rule_registry_contract(detector, words, name):
     rule = get_rule(name)
     assert rule.name == name and isinstance(rule.needs_words, bool)

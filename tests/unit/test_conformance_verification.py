@@ -74,7 +74,38 @@ GROUPING = [
     ("wrong-group", "trusted", "1,001", "1000", "fr", False),
     ("four-digit-tail-is-decimal", "trusted", "1,0000", "1", "fr", True),
 ]
-CASES = LATEX_AND_WORDS + PRECISION + BOXED_AND_PHRASES + PAIRS_AND_LISTS + GROUPING
+SLASH_AND_SIGN = [
+    ("slash-fraction-keeps-numerator", "trusted", "The probability that Alice wins is 2/3.", "2/3", "en", True),
+    ("slash-fraction-is-not-its-denominator", "trusted", "The probability that Alice wins is 2/3.", "3", "en", False),
+    ("spaced-dollars-slash-fraction", "trusted", "$ 1/3 $", "1/3", "en", True),
+    ("signed-slash-fraction", "trusted", "so x = -1 / 4", "-0.25", "en", True),
+    ("fr-slash-fraction", "trusted", "La probabilité vaut donc 2/3.", "2/3", "fr", True),
+    ("th-digits-slash-fraction", "trusted", "ดังนั้นความน่าจะเป็นเท่ากับ ๒/๓", "2/3", "th", True),
+    ("arabic-indic-slash-fraction", "trusted", "إذن الاحتمال يساوي ٢/٣", "2/3", "ar", True),
+    ("date-is-not-a-fraction", "trusted", "Il en reste 12/25/2024", "2024", "fr", True),
+    ("negative-latex-fraction", "trusted", r"So the slope is -\frac{10}{9}", "-10/9", "en", True),
+    ("negative-latex-fraction-not-positive", "trusted", r"So the slope is -\frac{10}{9}", "10/9", "en", False),
+    ("unicode-minus-latex-fraction", "trusted", "donc x = −\\frac{3}{4}", "-0.75", "fr", True),
+    ("difference-is-not-a-sign", "trusted", r"First $\frac{1}{2}$, then 3-\frac{1}{2}", "-1/2", "en", False),
+]
+UNITS_AND_MATH = [
+    ("grouped-decimal-then-unit", "trusted", "so it is not 10, it is 1,000.99m²", "1000.99", "en", True),
+    ("de-grouped-decimal-then-unit", "trusted", "Die Fläche beträgt 1.000,5m²", "1000.5", "de", True),
+    ("fr-decimal-comma-then-unit", "trusted", "La longueur totale est 2,5m²", "2.5", "fr", True),
+    ("latex-unit-power", "trusted", r"The area is $15\text{ cm}^2$", "15", "en", True),
+    ("superscript-is-a-power", "trusted", "2²", "2", "en", False),
+    ("superscript-power-value", "trusted", "2²", "4", "en", True),
+    ("grouped-number-in-math-after-phrase", "trusted",
+     r"The answer is $16,\!386.20$. I apologize for the repetition.", "16386.20", "en", True),
+    ("display-math-over-lines-after-phrase", "trusted", "The final answer is \\[\n18\n\\]", "18", "en", True),
+    ("two-boxes-are-a-set", "trusted", r"$\boxed{1,2}$", r"$\boxed{1}\boxed{2}$", "en", True),
+    # Math-Verify's tests reject inline math broken over lines; TeX reads the break as a space,
+    # so the answer written is 9 and trusted accepts it on purpose.
+    ("dollar-math-over-lines", "trusted", "Answer $ \n 9 \n $", "9", "en", True),
+    ("paren-math-over-lines", "trusted", "Answer \\( \n 9 \n \\)", "9", "en", True),
+]
+CASES = (LATEX_AND_WORDS + PRECISION + BOXED_AND_PHRASES + PAIRS_AND_LISTS + GROUPING + SLASH_AND_SIGN
+         + UNITS_AND_MATH)
 
 
 @pytest.mark.parametrize("case,verifier,completion,gold,lang,expected", CASES, ids=[c[0] for c in CASES])
@@ -96,6 +127,15 @@ EXTRACTION_MODES = [
     ("<think>t</think>I cannot tell without more information about this.", "lenient", None, "none"),
     (r"<think>t</think>\boxed{1} then \boxed{2}", "strict", "2", "boxed"),
     (r"<think>t</think>\fbox{7}", "strict", "7", "boxed"),
+    ("It is 2/3.", "lenient", "2/3", "last_number"),
+    ("x = -1 / 4", "lenient", "-1 / 4", "last_number"),
+    ("(1/2) / (3/4)", "lenient", "3/4", "last_number"),
+    ("x2/3", "lenient", "3", "last_number"),  # a numerator glued to a letter is not taken
+    (r"so -\frac{10}{9}", "lenient", r"-\frac{10}{9}", "last_number"),
+    (r"x-\frac{1}{2}", "lenient", r"\frac{1}{2}", "last_number"),
+    ("so 10 which is 1,000.99m²", "lenient", "1,000.99", "last_number"),
+    (r"The answer is $16,\!386.20$! Done.", "lenient", r"$16,\!386.20$", "phrase"),
+    ("The answer is 18! Done.", "lenient", "18", "phrase"),
 ]
 
 

@@ -91,12 +91,20 @@ NORMALIZED = [
     ("$-\\dfrac{1}{2}$", "en", "-0.5"),
     ("\\boxed{18}", "en", "18"),
     ("\\text{18 apples}", "en", "18"),
+    ("-1 / 4", "en", "-0.25"),
+    # units, with powers
+    ("18 m", "en", "18"),
+    ("1,000.99m²", "en", "1000.99"),
+    ("2,5 m²", "fr", "2.5"),
+    ("15\\mbox{ cm}^2", "en", "15"),
+    ("12 cm^{3}", "en", "12"),
 ]
 
 NOT_A_NUMBER = [
     ("", "en"), ("C", "en"), ("18 or 19", "en"), ("18-20", "en"), ("1,2,3", "en"),
     ("2x", "en"), ("x2", "en"), ("2π", "en"), ("2^{10}", "en"), ("\\sqrt{2}", "en"),
     ("3x = 18", "en"), ("18th", "en"), ("1e3", "en"), ("一共十八个", "zh"), ("no number", "en"),
+    ("2²", "en"), ("3x²", "en"), ("3x^2", "en"), ("\\boxed{1}\\boxed{2}", "en"),
 ]
 
 
@@ -123,7 +131,8 @@ def test_format_number():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("a 1,000 yen: 合計3万円", "3万"), ("It costs １８ dollars.", "１８"), ("Rate 18% ok", "18%"),
-     ("Sum: 1 234,5.", "1 234,5"), ("none here", None)],
+     ("Sum: 1 234,5.", "1 234,5"), ("none here", None), ("It is 3/4 kg.", "3/4"), ("so 12/25/2024", "2024"),
+     ("area 2²", None)],
 )
 def test_last_number_span(text, expected):
     span = last_number_span(text)
