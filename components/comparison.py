@@ -1,27 +1,58 @@
-"""Models side by side: a per-language comparison table with deltas to a baseline, and the Pareto plot.
+"""Models side by side: per-language values with their errors, paired deltas to a baseline, the Pareto plot.
 
-Input: for each model (a tag such as ``base``, ``sft``, ``grpo``, or a registered
-version) the per-language tables of its benchmark reports
-(``components.reporting``). Output:
+Input: for each model (a tag such as ``base``, ``sft``, ``grpo``, or a registered version)
+the per-language tables of its benchmark reports (``components.reporting``: each
+metric with ``_stderr`` and ``_n``), and, where available, its scored rows (a ``scores.json``
+or an evaluation run's joined generations table). Output:
 
-* rows ``benchmark, lang, model`` with the headline metrics (accuracy, LCPR, TTC,
-  SLC&Acc) and, for every model but the baseline, ``<metric>_delta`` = its value
-  minus the baseline's on the same benchmark and language;
-* MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (and the deltas),
-  so a recipe's parent run holds every model's numbers under one naming;
-* an accuracy-against-LCPR plot per benchmark, one colour per model and a line
-  joining the same language across models in the given order (how training moved
-  it), with each model's Pareto front (no other point of that model is at least as
-  good on both axes and better on one) marked. Both axes are "higher is better"
-  (``components.metrics.table``).
+* rows ``benchmark, lang, model`` with the compared metrics (``comparison_columns``: the
+  accuracy the baseline's reports lead with, their ``headline``, e.g. ``pass_at_4`` for
+  AdaMame, then ``accuracy`` when that is another one, ``lcpr`` and the LCPRs of rules scored
+  beside it, then the metric table's other ``compared`` entries; for a QA benchmark the QA
+  table's: ``fem``, ``c3recall``, ``clr``), each with its standard
+  error and n, and, for
+  every model but the baseline, ``<metric>_delta`` with a paired 95% confidence interval
+  ``<metric>_delta_low`` / ``_delta_high``, ``<metric>_delta_significant`` (see "The mark"
+  below) and ``n_shared`` (the problems both models answered);
+* MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (errors, counts, deltas
+  and their bounds included), so a recipe's parent run holds every model's numbers under one
+  naming;
+* a text table (one block per metric, models as columns, a benchmark's line only under the
+  metrics it has) and an accuracy-against-LCPR plot per benchmark (QA: fEM against CLR): one colour per model, one standard error on each axis, a line joining the
+  same language across models in the given order (how training moved it), each model's
+  Pareto front (no other point of that model is at least as good on both axes and better on
+  one) dashed.
+
+The delta's interval. Two models evaluated on the same prompts are compared on the problems
+both answered, with a *paired* bootstrap over problems (``components.metrics.bootstrap``:
+problems, their samples and their translations resampled together, within the macro rule's
+subsets; the same draws for both models; the difference of the two reported statistics on
+each of 2,000 seeded resamples; its 2.5th and 97.5th percentiles). Pairing removes the
+variance of problem difficulty that both models share, which on a small evaluation is most
+of it: the same 0.25 gain can be noise unpaired and clear paired. For a per-problem mean
+(accuracy) this interval matches the paired-difference standard error's to within the
+bootstrap's own noise; the bootstrap is used for every metric because LCPR (a harmonic mean
+of two corpus ratios) and macro averages have no such closed form, and one method keeps
+every interval of the table comparable. Without scored rows (a run logged before its rows
+were) the delta is the plain difference and its interval is ``None``.
+
+The mark. A delta is marked significant when its interval excludes zero and the models
+share at least ``MIN_SHARED`` (6) problems. Below that no paired test can reject "no
+difference" at the 5% level: swapping the two models' answers problem by problem, the
+most extreme of the 2^n arrangements still has probability 2/2^n > 0.05 for n < 6; the
+bootstrap interval, though, collapses to a point when every shared problem moves the same
+way (four of four problems improving gives ``[+1, +1]``), so on so few problems its bounds
+are shown but not read as a test.
 
 >>> tables = {"base": {"mgsm": [{"lang": "fr", "accuracy": 0.25, "lcpr": 0.5, "ttc": 0.1, "slc_and_acc": 0.2}]},
 ...           "sft": {"mgsm": [{"lang": "fr", "accuracy": 0.5, "lcpr": 0.75, "ttc": 0.1, "slc_and_acc": None}]}}
 >>> rows = comparison_rows(tables, baseline="base")
->>> [(r["model"], r["accuracy"], r.get("accuracy_delta"), r.get("slc_and_acc_delta")) for r in rows]
+>>> [(r["model"], r["accuracy"], r.get("accuracy_delta"), r.get("accuracy_delta_low")) for r in rows]
 [('base', 0.25, None, None), ('sft', 0.5, 0.25, None)]
 >>> comparison_metrics(rows)["evaluation/sft/mgsm/fr/lcpr_delta"]
 0.25
+>>> comparison_columns({"base": {"msvamp": [{"lang": "fr", "headline": "pass_at_4", "lcpr_adamame": 0.5}]}}, "base")
+('pass_at_4', 'accuracy', 'lcpr', 'lcpr_adamame', 'slc_and_acc', 'ttc')
 """
 
 from __future__ import annotations
@@ -32,54 +63,121 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-HEADLINE = ("accuracy", "lcpr", "ttc", "slc_and_acc")
+from components.metrics.aggregate import COUNT, STDERR
+from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
+from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
+
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
+Scored = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> scored rows
 METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
+PAIRED = Bootstrap(resamples=2000, seed=0)
+MIN_SHARED = 6  # fewest shared problems on which a paired test can reach 5% (2 / 2**6 < 0.05)
+OVERALL = "overall"
 
 
-def language_tables(metrics: Mapping[str, float]) -> dict[str, list[dict]]:
+def language_tables(metrics: Mapping[str, float], headline: str = "accuracy") -> dict[str, list[dict]]:
     """An evaluation run's ``evaluation/<benchmark>/<lang>/<metric>`` metrics (``components.reporting``'s
-    keys) read back as per-benchmark language rows, the input of ``comparison_rows``.
+    keys) read back as per-benchmark language rows, the input of ``comparison_rows``; ``headline``: the
+    accuracy its scoring section led with (the run's ``evaluation.scoring.headline`` parameter).
 
     >>> language_tables({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/lcpr": 1.0, "grpo/train/kl": 0.1})
-    {'mgsm': [{'lang': 'fr', 'accuracy': 0.5, 'lcpr': 1.0}]}
+    {'mgsm': [{'lang': 'fr', 'headline': 'accuracy', 'accuracy': 0.5, 'lcpr': 1.0}]}
     """
     rows: dict[str, dict[str, dict]] = {}
     for key, value in sorted(metrics.items()):
         match = METRIC.match(key)
         if match:
-            row = rows.setdefault(match["benchmark"], {}).setdefault(match["lang"], {"lang": match["lang"]})
+            row = rows.setdefault(match["benchmark"], {}).setdefault(
+                match["lang"], {"lang": match["lang"], "headline": headline_for(match["benchmark"], headline)})
             row[match["metric"]] = value
     return {benchmark: list(langs.values()) for benchmark, langs in rows.items()}
+
+
+def benchmark_columns(benchmark: str | None, rows: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The metrics compared on one benchmark: for math its reports' headline accuracy, ``accuracy`` when
+    that is another one, LCPR and the LCPRs scored beside it, then the table's other compared metrics;
+    for QA the QA table's compared metrics (fEM first)."""
+    if kind_of(benchmark) == "qa":
+        return compared("qa")
+    headline = next((row["headline"] for row in rows if row.get("headline")), "accuracy")
+    accuracy = (headline,) if headline == "accuracy" else (headline, "accuracy")
+    beside = beside_columns(name for row in rows for name in row)
+    return (*accuracy, "lcpr", *beside, *(m for m in compared() if m not in ("accuracy", "lcpr")))
+
+
+def comparison_columns(tables: Tables, baseline: str) -> tuple[str, ...]:
+    """The metrics compared: each benchmark's of the baseline (``benchmark_columns``), in order, once each."""
+    found = [benchmark_columns(bench, rows) for bench, rows in tables.get(baseline, {}).items()]
+    return tuple(dict.fromkeys(name for names in found or [benchmark_columns(None, [])] for name in names))
+
+
+def read_scored_rows(path: str | Path, benchmark: str) -> list[dict[str, Any]]:
+    """The scored rows of one benchmark: a ``scores.json`` (its ``rows``) or a JSONL of joined generations."""
+    path = Path(path)
+    if path.suffix == ".json":
+        rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    else:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{**row, "benchmark": row.get("benchmark") or benchmark} for row in rows]
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] = HEADLINE) -> list[dict[str, Any]]:
-    """One row per (benchmark, language, model), in model order, with deltas to ``baseline``."""
+def _cell_rows(rows: Sequence[Mapping[str, Any]], lang: str) -> list[Mapping[str, Any]]:
+    return list(rows) if lang == OVERALL else [row for row in rows if row["lang"] == lang]
+
+
+def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
+            paired: tuple[list[Estimate], int] | None) -> None:
+    """Add each metric's delta to ``entry``: paired over shared problems when rows exist, else plain."""
+    for index, name in enumerate(names):
+        if paired is not None and paired[1]:
+            found = paired[0][index]
+            significant = None if found.low is None else found.excludes_zero and paired[1] >= MIN_SHARED
+            entry.update({f"{name}_delta": None if found.value is None else round(found.value, 10),
+                          f"{name}_delta_low": found.low, f"{name}_delta_high": found.high,
+                          f"{name}_delta_significant": significant})
+        else:
+            a, b = entry[name], _number(reference.get(name))
+            entry.update({f"{name}_delta": None if a is None or b is None else round(a - b, 10),
+                          f"{name}_delta_low": None, f"{name}_delta_high": None, f"{name}_delta_significant": None})
+    entry["n_shared"] = paired[1] if paired is not None else None
+
+
+def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None = None,
+                    scored: Scored | None = None, bootstrap: Bootstrap = PAIRED) -> list[dict[str, Any]]:
+    """One row per (benchmark, language, model), in model order, with paired deltas to ``baseline``."""
+    names = tuple(metrics or comparison_columns(tables, baseline))
+    scored = scored or {}
     base = {(bench, row["lang"]): row for bench, rows in tables.get(baseline, {}).items() for row in rows}
     out = []
     for model, benchmarks in tables.items():
         for bench, rows in benchmarks.items():
+            own = [name for name in names if metric_for(name).kind == kind_of(bench)]  # a QA cell has no LCPR
             for row in rows:
                 entry = {"benchmark": bench, "lang": row["lang"], "model": model,
-                         **{m: _number(row.get(m)) for m in metrics}}
+                         **{key: _number(row.get(key)) for m in names for key in (m, m + STDERR, m + COUNT)}}
                 reference = base.get((bench, row["lang"]))
                 if model != baseline and reference is not None:
-                    for m in metrics:
-                        a, b = entry[m], _number(reference.get(m))
-                        entry[f"{m}_delta"] = None if a is None or b is None else round(a - b, 10)
+                    mine, theirs = scored.get(model, {}).get(bench), scored.get(baseline, {}).get(bench)
+                    paired = None if mine is None or theirs is None else paired_difference(
+                        _cell_rows(mine, row["lang"]), _cell_rows(theirs, row["lang"]),
+                        [metric_for(name) for name in own], bootstrap)
+                    _deltas(entry, reference, own, paired)
                 out.append(entry)
     return sorted(out, key=lambda r: (r["benchmark"], r["lang"], list(tables).index(r["model"])))
 
 
 def comparison_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (deltas included; ``None`` left out)."""
-    skip = ("benchmark", "lang", "model")
-    return {f"evaluation/{r['model']}/{r['benchmark']}/{r['lang']}/{key}": value
-            for r in rows for key, value in r.items() if key not in skip and value is not None}
+    """MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (deltas, their bounds and whether
+    the interval excludes zero as 0/1 included; ``None`` left out)."""
+    def number(value: Any) -> float | None:
+        return float(value) if isinstance(value, bool) else _number(value)
+
+    return {f"evaluation/{r['model']}/{r['benchmark']}/{r['lang']}/{key}": number(value)
+            for r in rows for key, value in r.items() if number(value) is not None}
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -94,58 +192,94 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
     return sorted({p for p in points if not dominated(p)})
 
 
-def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str):
-    """Accuracy against LCPR on one benchmark: a point per (model, language), a line per language.
-
-    Built on ``matplotlib.figure.Figure`` (no pyplot state, safe in worker threads).
-    """
+def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str, accuracy: str = "accuracy"):
+    """Accuracy (the ``accuracy`` metric: the headline one) against LCPR (QA: CLR) on one benchmark: a point
+    per (model, language) with one standard error on each axis, a line per language. Built on
+    ``matplotlib.figure.Figure`` (no pyplot state)."""
     from matplotlib.figure import Figure
 
-    mine = [r for r in rows if r["benchmark"] == benchmark and r["accuracy"] is not None and r["lcpr"] is not None]
+    language = LANGUAGE_METRIC[kind_of(benchmark)]
+    mine = [r for r in rows
+            if r["benchmark"] == benchmark and r.get(accuracy) is not None and r.get(language) is not None]
     models = list(dict.fromkeys(r["model"] for r in mine))
     fig = Figure(figsize=(6, 4.5))
     ax = fig.subplots()
     for lang in sorted({r["lang"] for r in mine}):
         path = [r for r in mine if r["lang"] == lang]
-        ax.plot([r["lcpr"] for r in path], [r["accuracy"] for r in path], color="0.8", linewidth=1, zorder=1)
-        ax.annotate(lang, (path[-1]["lcpr"], path[-1]["accuracy"]), fontsize=8)
+        ax.plot([r[language] for r in path], [r[accuracy] for r in path], color="0.8", linewidth=1, zorder=1)
+        ax.annotate(lang, (path[-1][language], path[-1][accuracy]), fontsize=8)
     for index, model in enumerate(models):
-        points = [(r["lcpr"], r["accuracy"]) for r in mine if r["model"] == model]
-        ax.scatter(*zip(*points), label=model, color=f"C{index}", zorder=2)
-        front = pareto_front(points)
+        points = [r for r in mine if r["model"] == model]
+        ax.errorbar([r[language] for r in points], [r[accuracy] for r in points], fmt="o", capsize=3,
+                    xerr=[r.get(language + STDERR) or 0.0 for r in points], label=model, color=f"C{index}",
+                    yerr=[r.get(accuracy + STDERR) or 0.0 for r in points], zorder=2)
+        front = pareto_front([(r[language], r[accuracy]) for r in points])
         ax.plot(*zip(*front), color=f"C{index}", linestyle="--", linewidth=1, zorder=1)
-    ax.set(xlabel="LCPR", ylabel="accuracy", xlim=(-0.05, 1.05), ylim=(-0.05, 1.05),
-           title=f"{benchmark}: accuracy vs LCPR by model")
+    ax.set(xlabel=language.upper(), ylabel=accuracy, xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))
+    ax.set_title(f"{benchmark}: {accuracy} vs {language.upper()} by model (bars: ±1 standard error)", fontsize=9)
     if models:
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def format_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = HEADLINE) -> str:
-    """The comparison as fixed-width text (for a terminal)."""
-    header = ["benchmark", "lang", "model", *metrics]
-    lines = ["  ".join(f"{h:>11}" for h in header)]
-    for r in rows:
-        cells = [str(r["benchmark"]), str(r["lang"]), str(r["model"])]
-        for m in metrics:
-            value, delta = r.get(m), r.get(f"{m}_delta")
-            text = "-" if value is None else f"{value:.3f}"
-            cells.append(text + (f" ({delta:+.3f})" if delta is not None else ""))
-        lines.append("  ".join(f"{c:>11}" for c in cells))
+def _value_text(row: Mapping[str, Any], name: str) -> str:
+    value, stderr, n = row.get(name), row.get(name + STDERR), row.get(name + COUNT)
+    if value is None:
+        return "-"
+    error = "" if stderr is None else f" ±{stderr:.3f}"
+    return f"{value:.3f}{error}" + ("" if n is None else f" (n {int(n)})")
+
+
+def _delta_text(row: Mapping[str, Any], name: str) -> str:
+    delta = row.get(f"{name}_delta")
+    if delta is None:
+        return ""
+    low, high = row.get(f"{name}_delta_low"), row.get(f"{name}_delta_high")
+    mark = "*" if row.get(f"{name}_delta_significant") else ""
+    interval = "" if low is None else f" [{low:+.3f}, {high:+.3f}]{mark}"
+    shared = "" if row.get("n_shared") is None else f" ({row['n_shared']} shared)"
+    return f"Δ {delta:+.3f}{interval}{shared}"
+
+
+def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequence[str] | None = None) -> str:
+    """The comparison as fixed-width text: one block per metric, one line per (benchmark, language)."""
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows))
+    lines = [f"value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
+             f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)"]
+    for name in metrics or compared():
+        measured = [cell for cell in cells if any(r.get(name) is not None for r in rows
+                                                  if (r["benchmark"], r["lang"]) == cell)]
+        if not measured:  # a metric of another kind of benchmark
+            continue
+        lines += ["", name, "  ".join([f"{'benchmark':<10}", f"{'lang':<8}", *(f"{m:<48}" for m in models)]).rstrip()]
+        for bench, lang in measured:
+            found = {r["model"]: r for r in rows if (r["benchmark"], r["lang"]) == (bench, lang)}
+            texts = [(_value_text(found[m], name) + "  " + _delta_text(found[m], name)).strip() if m in found
+                     else "-" for m in models]
+            lines.append("  ".join([f"{bench:<10}", f"{lang:<8}", *(f"{t:<48}" for t in texts)]).rstrip())
     return "\n".join(lines)
 
 
-def write_comparison(tables: Tables, baseline: str, out_dir: str | Path) -> list[dict[str, Any]]:
+def write_comparison(tables: Tables, baseline: str, out_dir: str | Path,
+                     scored: Mapping[str, Mapping[str, str | Path]] | None = None) -> list[dict[str, Any]]:
     """Write ``comparison.json``, ``comparison.txt`` and one ``<benchmark>_accuracy_vs_lcpr.png`` per
-    benchmark into ``out_dir``; return the rows. The baseline must be one of the models."""
+    benchmark into ``out_dir``; return the rows. The baseline must be one of the models; ``scored``
+    names each model's scored-rows file per benchmark (``read_scored_rows``)."""
     if baseline not in tables:
         raise ValueError(f"baseline {baseline!r} is not among the compared models ({', '.join(tables)})")
+    rows_of = {model: {bench: read_scored_rows(path, bench) for bench, path in files.items()}
+               for model, files in (scored or {}).items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = comparison_rows(tables, baseline=baseline)
+    columns = comparison_columns(tables, baseline)
+    headline = {bench: benchmark_columns(bench, bench_rows)[0] for bench, bench_rows in tables[baseline].items()}
+    rows = [{**row, "headline": headline.get(row["benchmark"], columns[0])}
+            for row in comparison_rows(tables, baseline=baseline, metrics=columns, scored=rows_of)]
     (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-    (out / "comparison.txt").write_text(format_table(rows) + "\n", encoding="utf-8")
+    (out / "comparison.txt").write_text(format_table(rows, baseline, columns) + "\n", encoding="utf-8")
     for benchmark in sorted({r["benchmark"] for r in rows}):
-        comparison_figure(rows, benchmark).savefig(out / f"{benchmark}_accuracy_vs_lcpr.png", dpi=100)
+        comparison_figure(rows, benchmark, headline.get(benchmark, columns[0])).savefig(
+            out / f"{benchmark}_accuracy_vs_lcpr.png", dpi=100)
     return rows

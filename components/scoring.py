@@ -2,12 +2,17 @@
 
 The ``polyreason score`` driver. Rows are ``{"id", "lang", "gold", "completion"}`` plus
 optional ``benchmark``, ``source`` (a benchmark's subset, e.g. MMATH's MATH500), ``sample_index``,
-``max_context``, ``num_tokens``. The completion is split at ``</think>``
+``max_context``, ``num_tokens``, ``answers`` (every accepted answer of a QA row). Rows of a QA
+benchmark (MKQA, XOR-TyDi, the offline set) are scored with the QA metrics (fEM, c3Recall, CLR:
+``components.metrics.qa``) on their last ``<answer>`` block, the rows of one call being of one kind
+(``components.metrics.table.kind_of_rows``). The completion is split at ``</think>``
 (``components.verification.split_think``); language metrics look at the reasoning trace, the
 verifier at the whole completion, TTC at the whole completion. A scored row holds the row
-fields the metric table reads (``components.metrics.table.ROW_FIELDS``), the verdict's
-``extracted``/``normalized`` answer, and the row's identity (``source`` only when given);
-``components.metrics.aggregate`` turns them into corpus metrics.
+fields of every metric of the table, each filled by that metric's own scorer
+(``components.metrics.table.row_fields``, over a ``components.metrics.sample.Sample``), the
+verdict's ``extracted``/``normalized`` answer, and the row's identity (``source`` only when
+given); ``components.metrics.aggregate`` turns them into corpus metrics with their standard
+errors. The rules come as the profile's ``ScoringSettings`` section.
 
 Bad input never stops a run: a row that is not JSON, lacks a field, has a field of the wrong
 type or an unknown language becomes an entry of ``errors`` naming file, line and field, and
@@ -19,7 +24,7 @@ One lingua detector (``BASE_LANGUAGES`` plus the rows' languages) is built per p
 distinct line, step and trace is detected once, in lingua's parallel batch API.
 
 >>> out = score_rows([{"id": 1, "lang": "en", "gold": "4", "completion": ""}, {"id": 2}],
-...                  verifier="exact")
+...                  ScoringSettings(verifier="exact"))
 >>> out["rows"][0]["correct"], out["errors"][0]["field"], out["aggregate"]["en"]["accuracy"]
 (False, 'lang', 0.0)
 """
@@ -29,18 +34,18 @@ from __future__ import annotations
 import copy
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.extraction import extract
-from components.language import MemoDetector, clean_paragraphs, detect_block, get_detector, is_supported
+from components.language import MemoDetector, get_detector, is_supported
 from components.metrics import aggregate
-from components.metrics.table import ROW_FIELDS
-from components.metrics.lcpr import LCPR_RULES, LcprRule, get_rule, load_english_words
-from components.metrics.slc import SLC_THRESHOLD, share_in_language, slc_and_acc, step_units
-from components.metrics.ttc import ttc_chars, ttc_tokens
-from components.verification import get_verifier, split_think
+from components.metrics.bootstrap import Bootstrap
+from components.metrics.lcpr import get_rule, load_english_words
+from components.metrics.sample import Rules, Sample
+from components.metrics.table import QA_HEADLINE, kind_of_rows, row_fields
+from components.settings import ScoringSettings
+from components.verification import get_verifier
 
 SCORE_FIELDS = ("id", "lang", "gold", "completion")
 VERIFY_FIELDS = ("id", "lang", "gold", "answer")
@@ -79,6 +84,9 @@ def _check_row(row: Any, required: Sequence[str], source: str, line: int) -> lis
             errors.append(_error(source, line, field, f"expected {kind.__name__}, got {value!r}"))
         elif smallest is not None and value < smallest:
             errors.append(_error(source, line, field, f"must be at least {smallest}, got {value!r}"))
+    answers = row.get("answers")
+    if answers is not None and (not isinstance(answers, list) or not all(isinstance(a, str) for a in answers)):
+        errors.append(_error(source, line, "answers", f"expected a list of strings, got {answers!r}"))
     for field in _BOOLEAN_FIELDS:
         if field in row and not isinstance(row[field], bool):
             errors.append(_error(source, line, field, f"expected true or false, got {row[field]!r}"))
@@ -115,123 +123,93 @@ def read_jsonl_rows(path: str | Path) -> tuple[list[tuple[int, Any]], list[dict[
     return rows, errors
 
 
-def _verdict(verify: Any, text: str, row: Mapping[str, Any], extract: bool,
-             mode: str = "lenient") -> dict[str, Any]:
+def _verdict(verify: Any, text: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdict of an answer already extracted (``verify_rows``)."""
     if not text.strip():
         return {"extracted": None, "normalized": None, "correct": False, "fallback": False}
-    verdict = verify(text, row["gold"], row["lang"], extract=extract, mode=mode)
+    verdict = verify(text, row["gold"], row["lang"], extract=False)
     return {"extracted": verdict.extracted, "normalized": verdict.normalized, "correct": bool(verdict.correct),
-            "fallback": extract and found_only_by_fallback(text)}
+            "fallback": False}
 
 
-def found_only_by_fallback(text: str) -> bool:
-    """Lenient extraction finds an answer where strict extraction finds none.
-
-    >>> found_only_by_fallback("The answer is 18."), found_only_by_fallback("<think>t</think>\\\\boxed{18}")
-    (True, False)
-    """
-    return extract(text, mode="strict").answer is None and extract(text, mode="lenient").answer is not None
-
-
-def _language_scores(trace: str, lang: str, detector: MemoDetector, rule: LcprRule,
-                     words: frozenset[str] | None, units: tuple[str, list[str], list[str]]) -> dict[str, Any]:
-    cleaned, lines, steps = units
-    return {
-        "line_pass": rule.line_pass(lines, lang, detector),
-        "word_pass": rule.word_pass(trace, lang, units=lines, words=words, cleaned=cleaned),
-        "slc": share_in_language(steps, lang, detector),
-        "lang_detected": detect_block(detector, cleaned),
-    }
-
-
-def _ttc(row: Mapping[str, Any], max_context: int | None) -> float | None:
-    context = row.get("max_context") or max_context
-    if row.get("num_tokens") is None or not context:
-        return None
-    return ttc_tokens(row["num_tokens"], context)
-
-
-def _score_chunk(rows: Sequence[Mapping[str, Any]], verify: Any, detector: MemoDetector, rule: LcprRule,
-                 words: frozenset[str] | None, slc_threshold: float, max_context: int | None,
-                 mode: str = "lenient") -> list[dict]:
-    traces = [split_think(row["completion"]).trace for row in rows]
-    lcpr_traces = [rule.trace(row["completion"]) for row in rows]  # a reference rule may read it its own way
-    units = []
-    for row, trace, lcpr_trace in zip(rows, traces, lcpr_traces, strict=True):
-        paragraphs = clean_paragraphs(trace)
-        cleaned = "\n".join(paragraphs)
-        lines = rule.line_units(lcpr_trace, row["lang"], cleaned=cleaned if lcpr_trace == trace else None)
-        units.append((cleaned, lines, step_units(trace, cleaned_paragraphs=paragraphs)))
-    detector.prefetch((line for _, lines, steps in units for unit in (*lines, *steps) for line in unit.split("\n")),
-                      clean=False)
+def _score_chunk(rows: Sequence[Mapping[str, Any]], rules: Rules) -> list[dict]:
+    samples = [Sample(row, rules) for row in rows]
+    rules.detector.prefetch((text for sample in samples for text in sample.detection_texts()), clean=False)
+    fields = row_fields(beside=list(rules.beside), kind=rules.kind)
     scored = []
-    for row, trace, row_units in zip(rows, lcpr_traces, units, strict=True):
-        verdict = _verdict(verify, row["completion"], row, extract=True, mode=mode)
-        values = {**verdict, **_language_scores(trace, row["lang"], detector, rule, words, row_units),
-                  "ttc": _ttc(row, max_context), "ttc_chars": ttc_chars(row["completion"])}
-        values["slc_and_acc"] = slc_and_acc(verdict["correct"], values["slc"], slc_threshold)
+    for sample in samples:
+        row = sample.row
         identity = {"id": row["id"], "lang": row["lang"], "benchmark": row.get("benchmark"),
                     **({"source": row["source"]} if row.get("source") is not None else {}),
                     "sample_index": row.get("sample_index")}
-        scored.append({**identity, "extracted": verdict["extracted"], "normalized": verdict["normalized"],
-                       **{field: values[field] for field in ROW_FIELDS}})
+        extracted, normalized = sample.extracted()
+        scored.append({**identity, "extracted": extracted, "normalized": normalized,
+                       **{name: field.score(sample) for name, field in fields.items()}})
     return scored
 
 
-def score_rows(rows: Sequence[Any], *, verifier: str = "trusted", lcpr_rule: str = "adamame",
-               words_path: str | Path | None = None, slc_threshold: float = SLC_THRESHOLD,
-               max_context: int | None = None, pass_k: Sequence[int] = (1,),
-               in_domain: Sequence[str] = aggregate.IN_DOMAIN_LANGUAGES, source: str = "<rows>",
-               line_numbers: Sequence[int] | None = None, extraction: str = "lenient") -> dict[str, Any]:
-    """Score generation rows; returns ``{"rows", "aggregate", "groups", "by_benchmark", "notes", "errors"}``.
+def _rules(settings: ScoringSettings) -> dict[str, Any]:
+    """Everything of ``Rules`` but the detector (a memo per chunk), loaded once per call."""
+    rule = get_rule(settings.lcpr_rule)
+    beside = {name: get_rule(name) for name in settings.lcpr_beside if name != settings.lcpr_rule}
+    needing = [name for name, judge in {settings.lcpr_rule: rule, **beside}.items() if judge.needs_words]
+    if needing and settings.words_path is None:
+        raise ValueError(f"lcpr_rule={needing[0]!r} needs words_path (the LCB English word list)")
+    words = load_english_words(str(settings.words_path)) if needing else None
+    return {"verify": get_verifier(settings.verifier), "rule": rule, "words": words, "beside": beside,
+            "slc_threshold": settings.slc_threshold, "max_context": settings.max_context,
+            "extraction": settings.extraction}
 
-    ``extraction``: ``strict`` (the last boxed answer after ``</think>``) or ``lenient``
-    (``components.extraction``); every row also records whether only a fallback finds its answer.
 
-    ``aggregate`` maps each language and ``"overall"`` to its metrics (under the benchmark's
+def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(), *, source: str = "<rows>",
+               line_numbers: Sequence[int] | None = None) -> dict[str, Any]:
+    """Score generation rows under ``settings``; returns ``{"rows", "aggregate", "groups", "by_benchmark",
+    "notes", "errors", "headline"}``.
+
+    Every row gets every row field of the metric table (``components.metrics.table``), and
+    records whether only a lenient fallback finds its answer. ``aggregate`` maps each language
+    and ``"overall"`` to its metrics, each with its standard error and n (under the benchmark's
     macro rule, ``components.metrics.aggregate``); ``groups`` holds the means of the
     per-language values over ``in_domain`` / out-of-domain / resource-level groups; ``notes``
     names metrics left ``None`` for lack of samples (pass@k with k above a problem's samples).
-    ``max_context`` is used for rows without their own. ``words_path`` is required by
-    ``lcpr_rule="lcb"``.
+    ``max_context`` is used for rows without their own. ``lcpr_beside``: further LCPR rules judged
+    on the same completions; rows carry ``line_pass_<rule>``/``word_pass_<rule>`` and the
+    aggregates ``lcpr_<rule>``, ``lpr_<rule>``, ``wpr_<rule>``. ``headline`` is the accuracy the
+    reports lead with (the section's; ``fem`` for QA rows).
     """
-    if lcpr_rule not in LCPR_RULES:
-        raise ValueError(f"unknown lcpr_rule {lcpr_rule!r}; known: {list(LCPR_RULES)}")
-    rule = get_rule(lcpr_rule)
-    if rule.needs_words and words_path is None:
-        raise ValueError(f"lcpr_rule={lcpr_rule!r} needs words_path (the LCB English word list)")
-    words = load_english_words(str(words_path)) if rule.needs_words else None
-    verify = get_verifier(verifier)
+    rules = _rules(settings)
     valid, errors = validate_rows(rows, SCORE_FIELDS, source=source, line_numbers=line_numbers)
+    kind = kind_of_rows(valid)
     detector = get_detector({row["lang"] for row in valid})
     scored = []
     for start in range(0, len(valid), _CHUNK):  # a memo per chunk keeps memory bounded
-        chunk = valid[start : start + _CHUNK]
-        scored += _score_chunk(chunk, verify, MemoDetector(detector), rule, words, slc_threshold, max_context,
-                               extraction)
-    per_lang = aggregate.per_language(scored, pass_k=pass_k)
+        scored += _score_chunk(valid[start : start + _CHUNK], Rules(detector=MemoDetector(detector), kind=kind,
+                                                                    **rules))
+    options = {"pass_k": settings.pass_k, "bootstrap": Bootstrap(settings.bootstrap_resamples, settings.bootstrap_seed)}
+    per_lang = aggregate.per_language(scored, **options)
     return {
         "rows": scored,
         "aggregate": per_lang,
-        "groups": aggregate.group_means(per_lang, in_domain),
-        "by_benchmark": _by_benchmark(scored, per_lang, pass_k),
+        "groups": aggregate.group_means(scored, settings.in_domain, **options),
+        "by_benchmark": _by_benchmark(scored, per_lang, options),
         "notes": aggregate.notes(per_lang),
         "errors": errors,
+        "headline": QA_HEADLINE if kind == "qa" else settings.headline,
     }
 
 
-def _by_benchmark(scored: list[dict], per_lang: dict[str, dict], pass_k: Sequence[int]) -> dict[str, dict]:
+def _by_benchmark(scored: list[dict], per_lang: dict[str, dict], options: dict[str, Any]) -> dict[str, dict]:
     benchmarks = {row["benchmark"] or "default" for row in scored}
     if len(benchmarks) == 1:  # the same numbers as per_lang; copied so the tables stay independent
         return {benchmarks.pop(): copy.deepcopy(per_lang)}
-    return aggregate.per_benchmark(scored, pass_k=pass_k)
+    return aggregate.per_benchmark(scored, **options)
 
 
-def score_file(path: str | Path, **options: Any) -> dict[str, Any]:
+def score_file(path: str | Path, settings: ScoringSettings = ScoringSettings()) -> dict[str, Any]:
     """``score_rows`` over a JSONL file; unparseable lines join ``errors`` with their line number."""
     numbered, read_errors = read_jsonl_rows(path)
-    result = score_rows([row for _, row in numbered], source=str(path),
-                        line_numbers=[number for number, _ in numbered], **options)
+    result = score_rows([row for _, row in numbered], settings, source=str(path),
+                        line_numbers=[number for number, _ in numbered])
     result["errors"] = sorted(read_errors + result["errors"], key=lambda e: e["line"])
     return result
 
@@ -241,7 +219,7 @@ def verify_rows(rows: Sequence[Any], verifier: str, *, source: str = "<rows>",
     """Verify ``{"id","lang","gold","answer"}`` rows (answers already extracted)."""
     verify = get_verifier(verifier)
     valid, errors = validate_rows(rows, VERIFY_FIELDS, source=source, line_numbers=line_numbers)
-    scored = [{"id": r["id"], "lang": r["lang"], **_verdict(verify, r["answer"], r, extract=False),
+    scored = [{"id": r["id"], "lang": r["lang"], **_verdict(verify, r["answer"], r),
                **({"expected": r["expected"]} if "expected" in r else {})} for r in valid]
     by_lang: dict[str, list[dict]] = defaultdict(list)
     for row in scored:
@@ -290,7 +268,3 @@ def bad_rows(result: Mapping[str, Any]) -> int:
     """
     return len({(error["file"], error["line"]) for error in result.get("errors", [])})
 
-
-def iter_errors(result: Mapping[str, Any]) -> Iterable[str]:
-    """The error messages of a ``score_*``/``verify_*`` result, one per line."""
-    return (error["message"] for error in result.get("errors", []))

@@ -1,7 +1,8 @@
 """Corpus metrics from scored rows: per language, overall, per benchmark and language groups.
 
-What each metric is over one set of rows is defined in ``components.metrics.table``; this
-module decides which rows go together, by one rule for every metric:
+What each metric is over one set of rows is defined in ``components.metrics.table`` (the
+table of the rows' kind: math, or QA); this module decides which rows go together, by one
+rule for every metric:
 
 * **A cell** (``summarize``) splits its rows by benchmark. A benchmark that declares a macro
   rule (``table.MACRO_RULES``; MMATH: the ``source`` field, its four subsets) gets each
@@ -25,16 +26,25 @@ module decides which rows go together, by one rule for every metric:
   ``pass_at_<k>`` is ``None``, ``n_short_pass_at_<k>`` counts those problems, and ``notes``
   turns the counts into messages (nothing is dropped silently).
 
+Every value comes with ``<metric>_stderr`` and ``<metric>_n``: the bootstrap standard error
+of exactly that statistic (problems resampled within the macro rule's subsets, a problem's
+samples and its translations together, the group mean recomputed on each resample;
+``components.metrics.bootstrap``) and the count it averages (rows with a verdict, traces
+passing the line level for WPR, problems for pass@k and avg@k), summed over the cell's
+languages for a group.
+
 A cell under a macro rule also carries ``macro_over`` (the field), ``subsets`` (each subset's
 pooled values and counts) and ``pooled`` (every metric over all the cell's rows pooled, the
-number a row-weighted report would give). Counts: ``n_rows``, ``n_problems`` (a problem is
-``(benchmark, lang, id)``).
+number a row-weighted report would give), each value with its standard error and n too.
+Counts: ``n_rows``, ``n_problems`` (a problem is ``(benchmark, lang, id)``).
 
 >>> rows = [{"lang": "fr", "id": "a", "correct": True, "line_pass": True, "word_pass": False},
 ...         {"lang": "fr", "id": "a", "correct": False, "line_pass": False, "word_pass": True}]
 >>> s = summarize(rows, pass_k=(1, 2, 3))
 >>> s["accuracy"], s["pass_at_1"], s["pass_at_2"], s["avg_at_2"], s["lpr"], s["wpr"], s["lcpr"]
 (0.5, 0.5, 1.0, 0.5, 0.5, 0.0, 0.0)
+>>> s["accuracy_n"], s["accuracy_stderr"], s["wpr_n"]   # one problem: nothing to resample
+(2, None, 1)
 >>> s["pass_at_3"], s["n_short_pass_at_3"], notes({"fr": s})
 (None, 1, ['fr: pass_at_3 is None: 1 of 1 problems have fewer than 3 samples'])
 >>> sorted(language_groups(["fr", "en", "th", "xx"]).items())[:3]
@@ -47,7 +57,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.metrics.table import Metric, macro_field, mean, metric_for, metrics, problems
+from components.metrics.bootstrap import Bootstrap, Estimate, estimate, stratum_of
+from components.metrics.metric import Metric, by_problem
+from components.metrics.table import beside_rules, kind_of_rows, macro_field, metric_for, metrics
 
 IN_DOMAIN_LANGUAGES: tuple[str, ...] = ("fr", "pt", "ja", "ko", "th")
 RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
@@ -55,85 +67,77 @@ RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
     "mid": ("ja", "ko", "pt", "ru", "de"),
     "high": ("fr", "en", "es", "zh"),
 }
-UNSPECIFIED = "unspecified"
 SHORT_PREFIX = "n_short_"
+STDERR, COUNT = "_stderr", "_n"
+BREAKDOWNS = ("macro_over", "subsets", "pooled", "languages")
 
 Row = Mapping[str, Any]
-Parts = dict[Any, dict[str, list[Row]]]  # benchmark -> subset -> rows
 
 
-def _parts(rows: Sequence[Row]) -> Parts:
-    parts: Parts = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        field = macro_field(row.get("benchmark"))
-        subset = "" if field is None else str(row.get(field) or UNSPECIFIED)
-        parts[row.get("benchmark")][subset].append(row)
-    return parts
-
-
-def _combine(metric: Metric, values: Sequence[float | None]) -> float | None:
-    if not metric.skip_none and any(value is None for value in values):
-        return None
-    return mean(values)
-
-
-def _value(metric: Metric, parts: Parts) -> float | None:
-    per_benchmark = [_combine(metric, [metric.compute(rows) for rows in subsets.values()])
-                     for subsets in parts.values()]
-    return _combine(metric, per_benchmark)
+def _values(names: Sequence[str], estimates: Sequence[Estimate]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, found in zip(names, estimates, strict=True):
+        out.update({name: found.value, name + STDERR: found.stderr, name + COUNT: found.n})
+    return out
 
 
 def _short(rows: Sequence[Row], min_samples: int) -> int:
     if min_samples <= 1:
         return 0
-    return sum(len(samples) < min_samples for samples in problems(rows).values())
+    return sum(len(samples) < min_samples for samples in by_problem(rows).values())
 
 
-def _pooled(rows: Sequence[Row], table: Sequence[Metric], names: Sequence[str]) -> dict[str, Any]:
-    return {name: metric.compute(rows) for metric, name in zip(table, names, strict=True)}
+def _cell(members: Sequence[Sequence[Row]], table: Sequence[Metric], bootstrap: Bootstrap,
+          macro: bool = True) -> dict[str, Any]:
+    rows = [row for member in members for row in member]
+    names = [metric.output_name(rows) for metric in table]
+    return _values(names, estimate([members], table, bootstrap, macro=macro)[0])
 
 
-def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,)) -> dict[str, Any]:
+def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
+              bootstrap: Bootstrap = Bootstrap()) -> dict[str, Any]:
     """Every metric of the table over one cell of rows, under the benchmarks' macro rules."""
     if not rows:
         return {"n_rows": 0, "n_problems": 0}
-    table = metrics(pass_k)
-    names = [metric.output_name(rows) for metric in table]
-    parts = _parts(rows)
-    out: dict[str, Any] = {}
-    shortfalls = {}
-    for metric, name in zip(table, names, strict=True):
-        short = _short(rows, metric.min_samples)
-        out[name] = None if short else _value(metric, parts)
-        if short:
-            shortfalls[SHORT_PREFIX + name] = short
-    out.update(n_rows=len(rows), n_problems=len(problems(rows)), **shortfalls)
-    fields = {macro_field(benchmark) for benchmark in parts}
-    if len(parts) == 1 and fields != {None}:
-        (subsets,) = parts.values()
-        out["macro_over"] = fields.pop()
-        out["subsets"] = {subset: {**_pooled(part, table, names), "n_rows": len(part),
-                                   "n_problems": len(problems(part))} for subset, part in sorted(subsets.items())}
-        out["pooled"] = _pooled(rows, table, names)
+    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows))
+    out = _cell([rows], table, bootstrap)
+    shortfalls = {SHORT_PREFIX + metric.output_name(rows): short for metric in table
+                  if (short := _short(rows, metric.min_samples))}
+    out.update(n_rows=len(rows), n_problems=len(by_problem(rows)), **shortfalls)
+    benchmarks = {row.get("benchmark") for row in rows}
+    field = macro_field(next(iter(benchmarks)))
+    if len(benchmarks) == 1 and field is not None:
+        subsets: dict[str, list[Row]] = defaultdict(list)
+        for row in rows:
+            subsets[stratum_of(row, macro=True)[1]].append(row)
+        out["macro_over"] = field
+        out["subsets"] = {subset: {**_cell([part], table, bootstrap, macro=False), "n_rows": len(part),
+                                   "n_problems": len(by_problem(part))} for subset, part in sorted(subsets.items())}
+        out["pooled"] = _cell([rows], table, bootstrap, macro=False)
     return out
 
 
-def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,)) -> dict[str, dict[str, Any]]:
+def _by(rows: Iterable[Row], key: str, default: Any = None) -> dict[Any, list[Row]]:
+    out: dict[Any, list[Row]] = defaultdict(list)
+    for row in rows:
+        out[row.get(key) or default].append(row)
+    return out
+
+
+def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
+                 bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
     """``summarize`` per language plus ``"overall"`` (all rows, pooled over languages)."""
-    by_lang: dict[str, list[Row]] = defaultdict(list)
-    for row in rows:
-        by_lang[row["lang"]].append(row)
-    out = {lang: summarize(by_lang[lang], pass_k=pass_k) for lang in sorted(by_lang)}
-    out["overall"] = summarize(rows, pass_k=pass_k)
+    by_lang = _by(rows, "lang")
+    out = {lang: summarize(by_lang[lang], pass_k=pass_k, bootstrap=bootstrap) for lang in sorted(by_lang)}
+    out["overall"] = summarize(rows, pass_k=pass_k, bootstrap=bootstrap)
     return out
 
 
-def per_benchmark(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,)) -> dict[str, dict[str, Any]]:
+def per_benchmark(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
+                  bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
     """``per_language`` for each benchmark (rows without one go under ``"default"``)."""
-    by_bench: dict[str, list[Row]] = defaultdict(list)
-    for row in rows:
-        by_bench[row.get("benchmark") or "default"].append(row)
-    return {name: per_language(by_bench[name], pass_k=pass_k) for name in sorted(by_bench)}
+    by_bench = _by(rows, "benchmark", "default")
+    return {name: per_language(by_bench[name], pass_k=pass_k, bootstrap=bootstrap) for name in sorted(by_bench)}
 
 
 def language_groups(languages: Iterable[str],
@@ -150,24 +154,21 @@ def language_groups(languages: Iterable[str],
 
 
 def metric_names(cell: Mapping[str, Any]) -> list[str]:
-    """The keys of a cell that are metrics of the table (counts and breakdowns left out)."""
-    out = []
-    for name in cell:
-        if name.startswith("n_") or name in ("macro_over", "subsets", "pooled"):
-            continue
+    """The keys of a cell that are metrics of the table (their errors, counts and breakdowns left out)."""
+    out = [name for name in cell if name + STDERR in cell]
+    for name in out:
         metric_for(name)  # an unknown key is a bug in the caller: fail loudly
-        out.append(name)
     return out
 
 
-def group_means(per_lang: Mapping[str, Mapping[str, Any]],
-                in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> dict[str, dict[str, Any]]:
-    """Mean of the per-language values of each group, for the metrics every member reports."""
-    languages = [lang for lang in per_lang if lang != "overall"]
+def group_means(rows: Sequence[Row], in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES, *,
+                pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
+    """Mean of the per-language values of each group, with the bootstrap error of that mean."""
+    by_lang = _by(rows, "lang")
+    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows))
     out: dict[str, dict[str, Any]] = {}
-    for name, members in language_groups(languages, in_domain).items():
-        names = [k for k in metric_names(per_lang[members[0]]) if all(k in per_lang[m] for m in members)]
-        out[name] = {k: _combine(metric_for(k), [per_lang[lang][k] for lang in members]) for k in names}
+    for name, members in language_groups(by_lang, in_domain).items():
+        out[name] = _cell([by_lang[lang] for lang in members], table, bootstrap)
         out[name].update(n_languages=len(members), languages=list(members))
     return out
 

@@ -5,7 +5,7 @@ query language) and the word level (no word of another language); over a corpus,
 ``LPR = |C \\ C_line| / |C|``, ``WPR`` over the traces without line errors and
 ``LCPR = 2 * LPR * WPR / (LPR + WPR)`` (AdaMame appendix C.3, after Marchisio et al., 2024).
 
-:data:`LCPR_RULES` names four rules, two per upstream, each documented, with the table of
+:data:`RULES` (the registry) names four rules, two per upstream, each documented, with the table of
 its differences from the upstream code, in its own module:
 
 * ``adamame`` (the default) and ``adamame_reference``: :mod:`components.metrics.lcpr_adamame`,
@@ -19,11 +19,11 @@ A rule is an object with ``trace(completion)``, ``line_units(trace, lang)``,
 ``needs_words`` says whether it reads the English word list. :func:`judge_trace` runs one
 rule on one completion. The function API below (``line_units``, ``units_pass``,
 ``english_words_pass``, ``word_pass`` with ``cleaned=``) keeps the scorer's calls for the two
-corrected rules; :data:`RULES` lists those two.
+corrected rules.
 
 >>> lcpr_from_rates(1.0, 0.5), lcpr_from_rates(0.0, 1.0)
 (0.6666666666666666, 0.0)
->>> sorted(LCPR_RULES)
+>>> sorted(RULES)
 ['adamame', 'adamame_reference', 'lcb', 'lcb_reference']
 """
 
@@ -36,7 +36,7 @@ from components.metrics import lcpr_adamame, lcpr_lcb
 from components.metrics.lcpr_adamame import Detector, clean_trace, foreign_words, units_pass
 from components.metrics.lcpr_lcb import english_words_pass, load_english_words
 
-__all__ = ["LCPR_RULES", "RULES", "Detector", "LcprRule", "clean_trace", "english_words_pass",
+__all__ = ["RULES", "Detector", "LcprRule", "clean_trace", "english_words_pass",
            "foreign_words", "get_rule", "judge_trace", "lcpr_from_rates", "line_pass", "line_units",
            "load_english_words", "units_pass", "word_pass"]
 
@@ -55,20 +55,19 @@ class LcprRule(Protocol):
                   words: frozenset[str] | None = None, cleaned: str | None = None) -> bool | None: ...
 
 
-LCPR_RULES: dict[str, Callable[[], LcprRule]] = {
+RULES: dict[str, Callable[[], LcprRule]] = {
     "adamame": lcpr_adamame.AdaMameRule,
     "adamame_reference": lcpr_adamame.ReferenceRule,
     "lcb": lcpr_lcb.LcbRule,
     "lcb_reference": lcpr_lcb.ReferenceRule,
 }
-RULES = ("adamame", "lcb")  # the rules whose line level is ``units_pass`` over ``line_units``
 
 
 def get_rule(name: str) -> LcprRule:
     """The LCPR rule registered as ``name``."""
-    if name not in LCPR_RULES:
-        raise ValueError(f"unknown LCPR rule {name!r}; known: {sorted(LCPR_RULES)}")
-    return LCPR_RULES[name]()
+    if name not in RULES:
+        raise ValueError(f"unknown LCPR rule {name!r}; known: {sorted(RULES)}")
+    return RULES[name]()
 
 
 def judge_trace(completion: str, lang: str, detector: Detector, rule: str = "adamame",

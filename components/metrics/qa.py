@@ -23,6 +23,12 @@ normalization shared by all of them:
   language (lingua, ``components.language``) is the query's; an answer without
   letters (a number, a date in digits) is language-neutral and counts as correct.
 
+``QA_METRICS`` holds them as entries of the metric table (``components.metrics.table``,
+kind ``qa``), each a mean over the answers with its standard error and n: ``fem``,
+``c3recall``, ``clr`` (the share of answers in the query's language: an answer
+that is missing counts as not), ``em``, and ``searches`` (the mean number of
+retrievals a rollout made, ``<information>`` blocks in its completion).
+
 >>> normalize_answer("  Le  Mont-Blanc ! ")
 'le mont blanc'
 >>> normalize_answer("東京 都")
@@ -59,14 +65,21 @@ def normalize_answer(text: str | None) -> str:
 
 
 def extract_answer(completion: str) -> str | None:
-    """Text of the last ``<answer>…</answer>`` outside retrieved ``<information>`` blocks; ``None`` if there is none.
+    """Text of the last ``<answer>…</answer>`` the model wrote: outside retrieved ``<information>`` blocks and the
+    search loop's protocol notice (whose example tags are the environment's text); ``None`` if there is none.
 
     >>> extract_answer("<search>q</search><information><answer>x</answer></information><answer> Paris </answer>")
     'Paris'
     >>> extract_answer("no tags") is None
     True
+    >>> from components.retrieval.protocol import INVALID_NOTICE
+    >>> extract_answer("Paris, I think." + INVALID_NOTICE) is None
+    True
     """
-    found = _ANSWER.findall(_INFORMATION.sub("", completion or ""))
+    from components.retrieval.protocol import INVALID_NOTICE
+
+    text = _INFORMATION.sub("", completion or "").replace(INVALID_NOTICE.strip(), "")
+    found = _ANSWER.findall(text)
     return found[-1].strip() if found else None
 
 
@@ -147,3 +160,32 @@ def mean_by_language(values: Sequence[float | None], langs: Sequence[str]) -> di
         if value is not None:
             sums.setdefault(str(lang), []).append(float(value))
     return {lang: sum(v) / len(v) for lang, v in sums.items()}
+
+
+# ---------------------------------------------------------------- the metric table's QA entries
+
+def _qa_metrics():
+    """fEM, c3Recall, CLR, EM and searches per answer as metric objects (``components.metrics.table``).
+
+    Each is a mean over the rows (samples) of its per-answer value, with the rows' ``Sample``
+    providing the answer (``Sample.qa_answer``), the golds and the language detector.
+    """
+    from components.metrics.metric import RowField, row_mean
+
+    fields = {
+        "em": RowField("em", lambda s: exact_match(s.qa_answer, s.golds)),
+        "fem": RowField("fem", lambda s: flexible_exact_match(s.qa_answer, s.golds)),
+        "c3recall": RowField("c3recall", lambda s: c3_recall(s.qa_answer, s.golds)),
+        "clr": RowField("in_language", lambda s: answer_in_language(s.qa_answer, s.lang, s.rules.detector)),
+        "searches": RowField("searches", lambda s: s.searches),
+    }
+
+    def mean_of(name: str, **options):
+        field = fields[name]
+        return row_mean(name, field, lambda row: row.get(field.name), column=True, kind="qa", **options)
+
+    return {"fem": mean_of("fem", compared=True), "c3recall": mean_of("c3recall", compared=True),
+            "clr": mean_of("clr", compared=True), "em": mean_of("em"), "searches": mean_of("searches")}
+
+
+QA_METRICS = _qa_metrics()

@@ -1,4 +1,4 @@
-"""The model comparison: rows with deltas to the baseline, and the files a recipe and `compare` both write."""
+"""The model comparison: values with their errors, deltas to the baseline with paired intervals, the files."""
 
 from __future__ import annotations
 
@@ -6,32 +6,113 @@ import json
 
 import pytest
 
-from components.comparison import comparison_metrics, write_comparison
+from components.comparison import (
+    MIN_SHARED,
+    comparison_columns,
+    comparison_metrics,
+    comparison_rows,
+    write_comparison,
+)
 
 TABLES = {
-    "base": {"mgsm": [{"lang": "fr", "accuracy": 0.25, "lcpr": 0.5, "ttc": 0.1, "slc_and_acc": 0.0},
+    "base": {"mgsm": [{"lang": "fr", "accuracy": 0.25, "accuracy_stderr": 0.2, "accuracy_n": 4, "lcpr": 0.5,
+                       "ttc": 0.1, "slc_and_acc": 0.0},
                       {"lang": "ja", "accuracy": 0.0, "lcpr": None, "ttc": 0.2, "slc_and_acc": 0.0}]},
-    "grpo": {"mgsm": [{"lang": "fr", "accuracy": 0.75, "lcpr": 0.25, "ttc": 0.05, "slc_and_acc": 0.5},
+    "grpo": {"mgsm": [{"lang": "fr", "accuracy": 0.75, "accuracy_stderr": 0.2, "accuracy_n": 4, "lcpr": 0.25,
+                       "ttc": 0.05, "slc_and_acc": 0.5},
                       {"lang": "ja", "accuracy": 0.5, "lcpr": 0.8, "ttc": 0.2, "slc_and_acc": 0.25}]},
 }
 
 
-def test_rows_carry_deltas_to_the_baseline_and_every_file_is_written(tmp_path):
+def test_without_scored_rows_deltas_are_plain_differences_and_every_file_is_written(tmp_path):
     rows = write_comparison(TABLES, "base", tmp_path / "out")
     grpo_fr = next(r for r in rows if r["model"] == "grpo" and r["lang"] == "fr")
     assert (grpo_fr["accuracy_delta"], grpo_fr["lcpr_delta"], grpo_fr["ttc_delta"]) == (0.5, -0.25, -0.05)
+    assert (grpo_fr["accuracy_stderr"], grpo_fr["accuracy_n"]) == (0.2, 4)
+    assert grpo_fr["accuracy_delta_low"] is None and grpo_fr["accuracy_delta_significant"] is None
     grpo_ja = next(r for r in rows if r["model"] == "grpo" and r["lang"] == "ja")
     assert grpo_ja["lcpr_delta"] is None and grpo_ja["slc_and_acc_delta"] == 0.25  # no base LCPR to subtract
     assert [(r["lang"], r["model"]) for r in rows] == [("fr", "base"), ("fr", "grpo"), ("ja", "base"), ("ja", "grpo")]
     assert json.loads((tmp_path / "out" / "comparison.json").read_text()) == rows
     text = (tmp_path / "out" / "comparison.txt").read_text().splitlines()
-    assert len(text) == 5 and "0.750 (+0.500)" in text[2]
+    assert "0.750 ±0.200 (n 4)  Δ +0.500" in text[text.index("accuracy") + 2]
     assert (tmp_path / "out" / "mgsm_accuracy_vs_lcpr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     metrics = comparison_metrics(rows)
     assert metrics["evaluation/grpo/mgsm/fr/accuracy_delta"] == 0.5 and "evaluation/base/mgsm/ja/lcpr" not in metrics
+    assert metrics["evaluation/grpo/mgsm/fr/accuracy_stderr"] == 0.2
+
+
+def scored(correct: list[bool], lang: str = "fr") -> list[dict]:
+    return [{"lang": lang, "id": str(i), "benchmark": "mgsm", "correct": c, "line_pass": True, "word_pass": True,
+             "slc_and_acc": c, "ttc": 0.1} for i, c in enumerate(correct)]
+
+
+@pytest.mark.parametrize("base,grpo,delta,low,high,significant", [
+    # 8 problems, grpo right on 7 more than base: d = seven 1s and a 0; the resampled count of the 0
+    # ~ Binomial(8, 1/8): P(0) = .344, P(<=3) = .989 -> interval [5/8, 1]
+    ([False] * 8, [True] * 7 + [False], 0.875, 0.625, 1.0, True),
+    # d = (1, 1, 0, 0): interval [0, 1], includes 0
+    ([False, False, True, False], [True, True, True, False], 0.5, 0.0, 1.0, False),
+    # four of four problems improve: the interval collapses to [1, 1], but 4 problems cannot carry a test
+    ([False] * 4, [True] * 4, 1.0, 1.0, 1.0, False),
+])
+def test_paired_intervals_over_the_shared_problems(base, grpo, delta, low, high, significant):
+    tables = {"base": {"mgsm": [{"lang": "fr"}, {"lang": "overall"}]},
+              "grpo": {"mgsm": [{"lang": "fr"}, {"lang": "overall"}]}}
+    others = scored([True, False], lang="ja")   # in overall only, answered alike by both
+    rows = comparison_rows(tables, "base", metrics=["accuracy"],
+                           scored={"base": {"mgsm": scored(base) + others}, "grpo": {"mgsm": scored(grpo) + others}})
+    fr = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "fr"))
+    assert (fr["accuracy_delta"], fr["accuracy_delta_low"], fr["accuracy_delta_high"]) == (delta, low, high)
+    assert fr["accuracy_delta_significant"] is significant and fr["n_shared"] == len(base)
+    overall = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "overall"))
+    assert overall["n_shared"] == len(base) + 2
+    assert overall["accuracy_delta"] == pytest.approx(delta * len(base) / (len(base) + 2))
+    assert len(base) >= MIN_SHARED or not fr["accuracy_delta_significant"]
+
+
+def test_only_problems_both_models_answered_are_compared():
+    tables = {"base": {"mgsm": [{"lang": "fr"}]}, "grpo": {"mgsm": [{"lang": "fr"}]}}
+    base, grpo = scored([False, False, True]), scored([True, True])   # problem 2 only in base
+    (_, row) = comparison_rows(tables, "base", metrics=["accuracy"],
+                               scored={"base": {"mgsm": base}, "grpo": {"mgsm": grpo}})
+    assert row["n_shared"] == 2 and row["accuracy_delta"] == 1.0
 
 
 def test_a_baseline_that_is_not_compared_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="baseline 'sft' is not among the compared models \\(base, grpo\\)"):
         write_comparison(TABLES, "sft", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+PASS_AT_4 = {  # AdaMame's reports: Pass@4 leads, the corrected LCPR rule beside the paper's
+    "base": {"msvamp": [{"lang": "fr", "headline": "pass_at_4", "pass_at_4": 0.5, "accuracy": 0.25, "lcpr": 0.5,
+                         "lcpr_adamame": 0.4, "ttc": 0.1, "slc_and_acc": 0.0}]},
+    "sft": {"msvamp": [{"lang": "fr", "headline": "pass_at_4", "pass_at_4": 1.0, "accuracy": 0.5, "lcpr": 0.75,
+                        "lcpr_adamame": 0.7, "ttc": 0.1, "slc_and_acc": 0.0}]},
+}
+
+
+def test_the_headline_accuracy_leads_the_table_and_its_deltas(tmp_path):
+    rows = write_comparison(PASS_AT_4, "base", tmp_path / "out")
+    sft = next(r for r in rows if r["model"] == "sft")
+    assert (sft["headline"], sft["pass_at_4_delta"], sft["accuracy_delta"]) == ("pass_at_4", 0.5, 0.25)
+    assert sft["lcpr_adamame_delta"] == pytest.approx(0.3)
+    text = (tmp_path / "out" / "comparison.txt").read_text().splitlines()
+    blocks = [line for line in text if line in comparison_columns(PASS_AT_4, "base")]
+    assert blocks == ["pass_at_4", "accuracy", "lcpr", "lcpr_adamame", "slc_and_acc", "ttc"]
+    assert "evaluation/sft/msvamp/fr/headline" not in comparison_metrics(rows)  # names are not metrics
+
+
+def test_the_headline_and_a_beside_rule_get_paired_intervals_too():
+    tables = {model: {"msvamp": [{"lang": "fr", "headline": "pass_at_2", "lcpr_adamame": 0.5}]} for model in ("base", "sft")}
+
+    def rows(correct, beside):   # two samples of each of 8 problems; the beside rule's line verdict per problem
+        return [{"lang": "fr", "id": str(i), "benchmark": "msvamp", "correct": c and s == 0, "line_pass": True,
+                 "word_pass": True, "line_pass_adamame": b, "word_pass_adamame": True}
+                for i, (c, b) in enumerate(zip(correct, beside, strict=True)) for s in range(2)]
+
+    scored = {"base": {"msvamp": rows([False] * 8, [False] * 8)}, "sft": {"msvamp": rows([True] * 8, [True] * 8)}}
+    (_, sft) = comparison_rows(tables, "base", scored=scored)
+    assert (sft["pass_at_2_delta"], sft["pass_at_2_delta_low"], sft["pass_at_2_delta_significant"]) == (1.0, 1.0, True)
+    assert (sft["lcpr_adamame_delta"], sft["lcpr_adamame_delta_high"]) == (1.0, 1.0) and sft["n_shared"] == 8

@@ -111,25 +111,25 @@ def test_language_groups(languages, in_domain, expected):
 
 
 def test_group_means_are_macro_over_languages():
-    per_lang = {"fr": {"accuracy": 1.0, "lpr": 0.5, "pass_at_4": 1.0, "n_rows": 10},
-                "en": {"accuracy": 0.0, "lpr": None, "n_rows": 2},
-                "th": {"accuracy": 0.5, "lpr": 1.0, "pass_at_4": 0.5, "n_rows": 4}, "overall": {"accuracy": 0.9}}
-    groups = group_means(per_lang)
+    rows = [row("fr", "a", True), row("fr", "b", True), row("en", "a", False, line=None),
+            row("th", "a", True), row("th", "b", False)]
+    groups = group_means(rows)
     assert groups["all"]["accuracy"] == pytest.approx(0.5) and groups["all"]["n_languages"] == 3
-    assert groups["all"]["lpr"] == pytest.approx(0.75)           # a language without a value is left out
+    assert groups["all"]["lpr"] == pytest.approx(1.0)             # a language without a value is left out
+    assert groups["all"]["accuracy_n"] == 5 and groups["all"]["lpr_n"] == 4
     assert groups["in_domain"]["accuracy"] == pytest.approx(0.75)
-    assert groups["out_of_domain"] == {"accuracy": 0.0, "lpr": None, "n_languages": 1, "languages": ["en"]}
+    assert groups["out_of_domain"]["accuracy"] == 0.0 and groups["out_of_domain"]["lpr"] is None
+    assert groups["out_of_domain"]["languages"] == ["en"] and groups["out_of_domain"]["accuracy_stderr"] is None
     assert groups["low"]["accuracy"] == 0.5 and groups["high"]["accuracy"] == pytest.approx(0.5)
-    assert groups["in_domain"]["pass_at_4"] == 0.75 and "pass_at_4" not in groups["all"]  # en lacks it
     assert "n_rows" not in groups["all"] and groups["in_domain"]["languages"] == ["fr", "th"]
 
 
 def test_group_pass_at_k_is_none_when_a_language_lacks_samples():
-    per_lang = {"fr": {"accuracy": 1.0, "pass_at_4": 1.0, "n_rows": 4},
-                "th": {"accuracy": 0.5, "pass_at_4": None, "n_rows": 2, "n_short_pass_at_4": 1}}
-    groups = group_means(per_lang)
-    assert groups["all"]["pass_at_4"] is None and groups["all"]["accuracy"] == 0.75
-    assert groups["in_domain"]["pass_at_4"] is None and "n_short_pass_at_4" not in groups["all"]
+    rows = [row("fr", "a", True), row("fr", "a", True), row("th", "a", True), row("th", "a", False), row("th", "b", True)]
+    groups = group_means(rows, pass_k=(1, 2))
+    assert groups["all"]["pass_at_2"] is None and groups["all"]["accuracy"] == pytest.approx((1.0 + 2 / 3) / 2)
+    assert groups["in_domain"]["pass_at_2"] is None and "n_short_pass_at_2" not in groups["all"]
+    assert groups["all"]["pass_at_2_stderr"] is None and groups["all"]["pass_at_1"] is not None
 
 
 def test_mixed_benchmarks_average_benchmarks_with_equal_weight():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.metrics.aggregate import summarize
-from components.metrics.table import COLUMNS, MACRO_RULES, ROW_FIELDS, metric_for, metrics
+from components.metrics.aggregate import metric_names, summarize
+from components.metrics.table import MACRO_RULES, columns, compared, metric_for, metrics, row_fields
 from components.scoring import score_rows
+from components.settings import ScoringSettings
 
 
 @pytest.mark.parametrize("name,higher,column,min_samples", [
@@ -32,15 +33,27 @@ def test_names_are_mlflow_safe_and_unique():
 
 
 def test_columns_and_row_fields():
-    assert COLUMNS == ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
-    assert set(ROW_FIELDS) == {"correct", "line_pass", "word_pass", "slc", "slc_and_acc", "lang_detected", "ttc",
+    assert columns() == ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
+    assert compared() == ("accuracy", "lcpr", "slc_and_acc", "ttc")
+    assert set(row_fields()) == {"correct", "line_pass", "word_pass", "slc", "slc_and_acc", "lang_detected", "ttc",
                                "ttc_chars", "fallback"}
     assert MACRO_RULES == {"mmath": "source"}
 
 
 def test_scoring_emits_every_row_field_and_aggregation_every_metric():
     rows = [{"id": "1", "lang": "fr", "gold": "6", "completion": "<think>\nIl reste six.\n</think>\n\\boxed{6}"}]
-    scored = score_rows(rows, verifier="numeric", pass_k=(1,))
-    assert set(ROW_FIELDS) <= set(scored["rows"][0])
+    scored = score_rows(rows, ScoringSettings(verifier="numeric", pass_k=[1]))
+    assert set(row_fields()) <= set(scored["rows"][0])
     cell = summarize(scored["rows"], pass_k=(1,))
-    assert [m.output_name(scored["rows"]) for m in metrics((1,))] == [k for k in cell if not k.startswith("n_")]
+    assert [m.output_name(scored["rows"]) for m in metrics((1,))] == metric_names(cell)
+    assert all(f"{name}_stderr" in cell and f"{name}_n" in cell for name in metric_names(cell))
+
+
+def test_two_entries_defining_one_row_field_differently_are_refused(monkeypatch):
+    from components.metrics.metric import RowField, row_mean
+    from components.metrics.table import METRICS
+
+    clash = row_mean("correct_twice", RowField("correct", lambda sample: True), lambda row: row["correct"])
+    monkeypatch.setitem(METRICS, "correct_twice", clash)
+    with pytest.raises(ValueError, match="row field 'correct'"):
+        row_fields()

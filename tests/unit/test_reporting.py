@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.metrics.table import COLUMNS
+from components.metrics.table import columns
 from components.reporting import (
     FIGURE_FILE,
     LANGUAGES_FILE,
@@ -17,6 +17,7 @@ from components.reporting import (
     write_report,
 )
 from components.scoring import score_file
+from components.settings import ScoringSettings
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "score_example.jsonl"
@@ -24,7 +25,7 @@ EXAMPLE = REPO / "examples" / "score_example.jsonl"
 
 def test_write_report_renders_every_file_and_reads_back(tmp_path):
     scores = tmp_path / "scores.json"
-    result = score_file(EXAMPLE, verifier="trusted", in_domain=["fr", "ja"])
+    result = score_file(EXAMPLE, ScoringSettings(verifier="trusted", in_domain=["fr", "ja"]))
     scores.write_text(json.dumps(result), encoding="utf-8")
     out = tmp_path / "report"
 
@@ -37,7 +38,10 @@ def test_write_report_renders_every_file_and_reads_back(tmp_path):
     assert json.loads((out / METRICS_FILE).read_text()) == written.metrics
     assert {row["lang"] for row in json.loads((out / LANGUAGES_FILE).read_text())} >= {"en", "fr", "ja"}
     assert [row["lang"] for row in written.language_table] == ["en", "fr", "ja", "pt", "th", "zh", "overall"]
-    assert set(written.language_table[0]) == {"lang", *COLUMNS, "n_rows"}
+    assert set(written.language_table[0]) == {"lang", "headline", "n_rows",
+                                              *(f"{m}{tail}" for m in columns() for tail in ("", "_stderr", "_n"))}
+    en = next(row for row in written.language_table if row["lang"] == "en")
+    assert en["accuracy_n"] == 3 and en["accuracy_stderr"] is not None   # three English samples of two problems
 
     # the groups are the scores' groups, built with in_domain = fr, ja
     per_lang = result["aggregate"]

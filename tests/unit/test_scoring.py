@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from components.scoring import read_jsonl_rows, score_file, score_rows, verify_file
+from components.settings import ScoringSettings
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "score_example.jsonl"
+NUMERIC = ScoringSettings(verifier="numeric")
 ROW_FIELDS = {"id", "lang", "benchmark", "sample_index", "extracted", "normalized", "correct", "line_pass",
               "word_pass", "slc", "lang_detected", "slc_and_acc", "ttc", "ttc_chars", "fallback"}
 
@@ -24,7 +26,7 @@ FR_TRACE = "Calculons d'abord le nombre total de pommes.\n\nIl reste $10 - 4 = 6
 
 @pytest.fixture(scope="module")
 def example():
-    return score_file(EXAMPLE, verifier="trusted", pass_k=(1, 2))
+    return score_file(EXAMPLE, ScoringSettings(verifier="trusted", pass_k=[1, 2]))
 
 
 def _row(result, lang, pid, sample):
@@ -71,7 +73,7 @@ def test_example_aggregate(example):
 def test_in_domain_decides_the_groups():
     rows = [{"id": "q", "lang": lang, "gold": "6", "completion": completion(FR_TRACE, answer)}
             for lang, answer in (("fr", "6"), ("ja", "6"), ("en", "5"), ("th", "5"))]
-    groups = score_rows(rows, verifier="numeric", in_domain=["fr", "ja"])["groups"]
+    groups = score_rows(rows, ScoringSettings(verifier="numeric", in_domain=["fr", "ja"]))["groups"]
     assert groups["in_domain"]["languages"] == ["fr", "ja"] and groups["in_domain"]["accuracy"] == 1.0
     assert groups["out_of_domain"]["languages"] == ["en", "th"] and groups["out_of_domain"]["accuracy"] == 0.0
 
@@ -81,7 +83,7 @@ def test_source_is_carried_and_mmath_is_macro_averaged():
              "completion": completion(FR_TRACE, answer)}
             for pid, source, answer in (("1", "MATH500", "6"), ("2", "MATH500", "6"), ("3", "MATH500", "5"),
                                         ("4", "AIME2024", "5"))]
-    result = score_rows(rows, verifier="numeric")
+    result = score_rows(rows, NUMERIC)
     assert [row["source"] for row in result["rows"]] == ["MATH500"] * 3 + ["AIME2024"]
     fr = result["aggregate"]["fr"]
     assert fr["accuracy"] == pytest.approx((2 / 3 + 0) / 2) and fr["pooled"]["accuracy"] == 0.5
@@ -105,7 +107,7 @@ def test_bad_rows_are_reported_and_others_scored(tmp_path):
     ]
     path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = score_file(path, verifier="numeric")
+    result = score_file(path, NUMERIC)
     found = [(e["line"], e["field"]) for e in result["errors"]]
     assert found == [(2, None), (3, "completion"), (5, "lang"), (6, "completion"), (7, None), (8, "num_tokens"),
                      (10, "max_context"), (11, "gold")]
@@ -125,14 +127,14 @@ def test_read_jsonl_rows_keeps_line_numbers(tmp_path):
 
 @pytest.mark.parametrize("text", ["", "   ", "<think></think>"])
 def test_empty_completion_is_incorrect(text):
-    result = score_rows([{"id": "e", "lang": "pt", "gold": "3", "completion": text}], verifier="numeric")
+    result = score_rows([{"id": "e", "lang": "pt", "gold": "3", "completion": text}], NUMERIC)
     row = result["rows"][0]
     assert row["correct"] is False and row["slc_and_acc"] is False and row["line_pass"] is None
     assert result["aggregate"]["pt"]["accuracy"] == 0.0 and result["errors"] == []
 
 
 def test_no_valid_rows():
-    result = score_rows([{"id": "x"}], verifier="exact")
+    result = score_rows([{"id": "x"}], ScoringSettings(verifier="exact"))
     assert result["rows"] == [] and result["aggregate"] == {"overall": {"n_rows": 0, "n_problems": 0}}
     assert [e["field"] for e in result["errors"]] == ["lang", "gold", "completion"]
 
@@ -142,26 +144,26 @@ def test_ttc_uses_row_or_default_max_context():
             {"id": "b", "lang": "fr", "gold": "6", "completion": completion(FR_TRACE, "6"), "num_tokens": 1024,
              "max_context": 2048},
             {"id": "c", "lang": "fr", "gold": "6", "completion": completion(FR_TRACE, "6")}]
-    scored = score_rows(rows, verifier="numeric", max_context=4096)["rows"]
+    scored = score_rows(rows, ScoringSettings(verifier="numeric", max_context=4096))["rows"]
     assert [r["ttc"] for r in scored] == [0.25, 0.5, None]
-    assert score_rows(rows[:1], verifier="numeric")["rows"][0]["ttc"] is None
+    assert score_rows(rows[:1], NUMERIC)["rows"][0]["ttc"] == 1024 / 8192   # the section's default context
 
 
 def test_lcb_rule(shared_data):
     rows = [{"id": "a", "lang": "fr", "gold": "6", "completion": completion(FR_TRACE, "6")}]
     with pytest.raises(ValueError, match="words_path"):
-        score_rows(rows, verifier="numeric", lcpr_rule="lcb")
+        score_rows(rows, ScoringSettings.model_construct(verifier="numeric", lcpr_rule="lcb", words_path=None))
     words = shared_data / "language_confusion" / "words"
-    result = score_rows(rows, verifier="numeric", lcpr_rule="lcb", words_path=words)
+    result = score_rows(rows, ScoringSettings(verifier="numeric", lcpr_rule="lcb", words_path=str(words)))
     assert result["rows"][0]["word_pass"] is None            # no word level for Latin-script languages
     assert result["aggregate"]["fr"]["lcpr"] == result["aggregate"]["fr"]["lpr"]
 
 
 def test_unknown_verifier_or_rule():
     with pytest.raises(ValueError, match="numeric"):
-        score_rows([], verifier="nope")
+        ScoringSettings(verifier="nope")
     with pytest.raises(ValueError, match="adamame"):
-        score_rows([], verifier="exact", lcpr_rule="fasttext")
+        ScoringSettings(verifier="exact", lcpr_rule="fasttext")
 
 
 def test_verify_file(tmp_path):
@@ -208,7 +210,7 @@ EXTRACTION_ROWS = [  # (completion, correct when strict, correct when lenient, f
 def test_extraction_mode_and_the_fallback_share_per_language(mode):
     rows = [{"id": str(i), "lang": "en", "gold": "13", "completion": text}
             for i, (text, *_) in enumerate(EXTRACTION_ROWS)]
-    result = score_rows(rows, verifier="trusted", extraction=mode)
+    result = score_rows(rows, ScoringSettings(verifier="trusted", extraction=mode))
     expected = [strict if mode == "strict" else lenient for _, strict, lenient, _ in EXTRACTION_ROWS]
     assert [row["correct"] for row in result["rows"]] == expected
     assert [row["fallback"] for row in result["rows"]] == [case[3] for case in EXTRACTION_ROWS]

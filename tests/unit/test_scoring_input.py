@@ -7,6 +7,7 @@ import json
 import pytest
 
 from components.scoring import bad_rows, score_file, verify_file, verify_rows
+from components.settings import ScoringSettings
 
 
 @pytest.mark.parametrize(
@@ -50,5 +51,5 @@ def test_bad_rows_are_counted_once_however_many_fields_are_wrong(tmp_path):
     path.write_text("\n".join([json.dumps({"id": 1, "lang": "xx", "gold": 5}),   # two problems
                                "not json",                                          # one
                                json.dumps({"id": 3, "lang": "en", "gold": 5, "completion": "\\boxed{5}"})]) + "\n")
-    result = score_file(path, verifier="exact")
+    result = score_file(path, ScoringSettings(verifier="exact"))
     assert len(result["errors"]) == 3 and bad_rows(result) == 2 and len(result["rows"]) == 1
