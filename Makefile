@@ -5,7 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: setup demo test test-fast clean-cache
+.PHONY: setup demo test test-fast bench-smoke clean-cache
+
+# the tests that need vLLM in their interpreter (they skip in .venv): trl's vLLM paths, the vllm backend
+VLLM_TESTS := tests/integration/test_vllm_backend.py tests/integration/test_trl_vllm_*.py
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,10 +25,14 @@ demo: setup
 test: setup
 	bash .ci/vllm-env.sh
 	$(PY) -m pytest -m "not gpu" --durations=20
-	.venv-vllm/bin/python -m pytest tests/integration/test_vllm_backend.py --durations=5
+	.venv-vllm/bin/python -m pytest -m vllm $(VLLM_TESTS) --durations=12
 
 test-fast: setup
 	$(PY) -m pytest tests/unit -q
+
+# every bench in its smoke mode (part of `make test` too)
+bench-smoke: setup
+	$(PY) -m pytest tests/e2e/test_bench_smoke.py -q --durations=0
 
 clean-cache:
 	rm -rf .prefect/results artifacts

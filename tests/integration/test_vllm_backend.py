@@ -75,7 +75,7 @@ def test_seeded_sampling_is_deterministic(vllm_generator):
 
 
 def test_stop_strings_agree_with_transformers(varied_model, vllm_generator, tmp_path):
-    from components.data.prompts import truncate_at_stops
+    from components.generation.base import truncate_at_stops
 
     sampling = SamplingSettings(max_new_tokens=24, batch_size=4)
     reference = build_generator(ModelSettings(model=str(varied_model), dtype="float32"), tmp_path)

@@ -66,7 +66,7 @@ def transformers_outputs(model_dir: Path, cache: Path, sampling: SamplingSetting
 
 
 def cut(results, stop: list[str]) -> list[str]:
-    from components.data.prompts import truncate_at_stops
+    from components.generation.base import truncate_at_stops
 
     return [truncate_at_stops(samples[0].text, stop) for samples in results]
 

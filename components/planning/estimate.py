@@ -1,0 +1,127 @@
+"""GPU memory and GPU-hours of a stage, estimated from token counts and the table ``throughput.yaml``.
+
+An estimate, and labelled as one wherever it is shown: tokens are upper bounds
+(every completion at its ``max_new_tokens``), generation runs at the published
+batch throughput of the table (a low and a high figure per GPU, scaled by the
+model's size), training at a range of model-FLOPs utilization. Each figure is a
+(low, high) pair so the plan prints a range, not one number. Written here because
+neither vLLM nor trl predicts a run's duration before it starts.
+
+Memory: the weights (parameters × bytes of the dtype); for vLLM, the share of the
+GPU it reserves (``gpu_memory_utilization``), what is left of it for the KV cache
+after its copy of the weights, and how many tokens of KV cache that holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from components.planning.models import ModelFacts
+
+TABLE = Path(__file__).with_name("throughput.yaml")
+DEFAULT_GPU = "H100-80GB"
+
+
+@lru_cache(maxsize=1)
+def throughput_table() -> dict:
+    """``throughput.yaml``: per-GPU memory, peak and decode figures, and the MFU range."""
+    return yaml.safe_load(TABLE.read_text(encoding="utf-8"))
+
+
+def gpu_names() -> list[str]:
+    return sorted(throughput_table()["gpus"])
+
+
+def gpu(name: str) -> dict:
+    """One GPU's row; ``ValueError`` naming the known ones."""
+    table = throughput_table()["gpus"]
+    if name not in table:
+        raise ValueError(f"unknown GPU {name!r} in the throughput table (known: {', '.join(sorted(table))})")
+    return table[name]
+
+
+@dataclass(frozen=True)
+class Hours:
+    """A (low, high) range of GPU-hours, spent on ``gpus`` GPUs at once (wall-clock: GPU-hours / ``gpus``)."""
+
+    low: float
+    high: float
+    gpus: int = 1
+
+    def __add__(self, other: "Hours") -> "Hours":
+        return Hours(self.low + other.low, self.high + other.high, max(self.gpus, other.gpus))
+
+    @property
+    def gpu_hours(self) -> tuple[float, float]:
+        return self.low, self.high
+
+    def text(self) -> str:
+        """``120.1–294.4 GPU-hours`` (with the wall-clock range when several GPUs share the work)."""
+        span = _span(self.low, self.high)
+        if self.gpus == 1:
+            return f"{span} GPU-hours (1 GPU)"
+        return f"{span} GPU-hours ({self.gpus} GPUs: {_span(self.low / self.gpus, self.high / self.gpus)} h)"
+
+
+def _span(low: float, high: float) -> str:
+    low_text, high_text = _hours(low), _hours(high)
+    return low_text if low_text == high_text else f"{low_text}–{high_text}"
+
+
+def _hours(value: float) -> str:
+    """Hours with one decimal, minutes below an hour.
+
+    >>> _hours(12.34), _hours(0.5), _hours(0.001)
+    ('12.3', '30 min', '<1 min')
+    """
+    return f"{value:,.1f}" if value >= 1 else f"{value * 60:,.0f} min" if value >= 1 / 60 else "<1 min"
+
+
+def generation_hours(tokens: int | None, facts: ModelFacts, gpu_name: str, gpus: int = 1) -> Hours | None:
+    """GPU-hours to generate ``tokens`` with the model, ``gpus`` GPUs each generating its share."""
+    if tokens is None or facts.parameters is None:
+        return None
+    decode = gpu(gpu_name)["decode"]
+    rate = {end: decode[end]["tokens_per_s"] * float(decode[end]["reference_parameters"]) / facts.parameters
+            for end in ("low", "high")}
+    return Hours(tokens / rate["high"] / 3600, tokens / rate["low"] / 3600, gpus)
+
+
+def training_passes(*, lora: bool, checkpointing: bool, reference: bool = False, old_policy: bool = False) -> int:
+    """Forward-pass equivalents per trained token (see ``throughput.yaml``)."""
+    return 1 + (1 if lora else 2) + int(checkpointing) + int(reference) + int(old_policy)
+
+
+def training_hours(tokens: int | None, facts: ModelFacts, passes: int, gpu_name: str, gpus: int) -> Hours | None:
+    """GPU-hours to train on ``tokens`` tokens at 2 × parameters FLOPs per token and pass, on ``gpus`` GPUs."""
+    if tokens is None or facts.parameters is None:
+        return None
+    mfu, peak = throughput_table()["mfu"], gpu(gpu_name)["bf16_tflops"] * 1e12
+    flops = 2 * facts.parameters * passes * tokens
+    return Hours(flops / (peak * mfu["high"]) / 3600, flops / (peak * mfu["low"]) / 3600, gpus)
+
+
+def memory_lines(facts: ModelFacts, dtype: str, gpu_name: str, vllm_share: float | None,
+                 sequence_tokens: int | None = None) -> list[tuple[str, str]]:
+    """The weights, and for vLLM its reserved share, KV-cache room and how many full sequences fit in it."""
+    weights = facts.weights_gib(dtype)
+    if weights is None:
+        return [("GPU memory", f"not estimated: {facts.source}")]
+    lines = [("weights", f"{weights:,.1f} GiB ({facts.parameters / 1e9:,.2f}B parameters, {dtype})")]
+    if vllm_share is None:
+        return lines
+    reserved = vllm_share * gpu(gpu_name)["memory_gib"]
+    free, per_token = reserved - weights, facts.kv_bytes_per_token(dtype)
+    text = f"{reserved:,.1f} GiB of {gpu(gpu_name)['memory_gib']} (gpu_memory_utilization {vllm_share:g})"
+    if per_token is None:
+        return [*lines, ("vLLM reserves", text)]
+    if free <= 0:
+        return [*lines, ("vLLM reserves", f"{text}: less than its copy of the weights, no room for a KV cache")]
+    tokens = int(free * 2**30 / per_token)
+    fits = f", {tokens // sequence_tokens:,} sequences of {sequence_tokens:,} tokens" if sequence_tokens else ""
+    return [*lines, ("vLLM reserves", text),
+            ("KV cache", f"{free:,.1f} GiB = {tokens:,} tokens at {per_token / 1024:,.0f} KiB per token{fits}")]

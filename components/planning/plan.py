@@ -1,0 +1,78 @@
+"""A profile's plan: per stage what it reads, does and costs, and what cannot do what it says.
+
+``plan_profile(profile)`` reads only settings, local files and the tables of this
+package (no model weights, no network, no GPU): each stage of the recipe that
+the profile has becomes a ``StagePlan`` (lines a person reads, values a program
+reads, an estimate), and every setting that cannot do what it says a
+``Problem`` naming its keys. The command line refuses a profile with problems
+before any work (exit 2), and so does a flow run started from the Prefect UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.planning.estimate import DEFAULT_GPU, Hours
+from components.planning.estimate import gpu as gpu_row
+from components.planning.generation_plan import audit_stage, data_stage, evaluation_stage, rejection_stage
+from components.planning.stage import Problem, StagePlan
+from components.planning.training_plan import grpo_stage, sft_stage
+
+STAGE_SECTIONS = {"data": "data", "rejection": "data", "sft": "sft", "grpo": "grpo", "evaluation": "evaluation",
+                  "audit": "audit"}
+
+
+@dataclass
+class Plan:
+    """Every stage's plan and every problem, on ``gpu`` (the throughput table's row the estimate uses)."""
+
+    profile: str
+    gpu: str
+    stages: list[StagePlan]
+    problems: list[Problem]
+
+    def problems_for(self, sections: list[str]) -> list[Problem]:
+        """The problems of the stages a command runs (by their profile sections)."""
+        return [p for p in self.problems if STAGE_SECTIONS[p.stage] in sections]
+
+    @property
+    def total(self) -> Hours | None:
+        estimates = [s.estimate for s in self.stages if s.estimate is not None]
+        return sum(estimates[1:], estimates[0]) if estimates else None
+
+    def as_dict(self) -> dict[str, Any]:
+        total = self.total
+        return {"profile": self.profile, "gpu": self.gpu, "estimate_note": ESTIMATE_NOTE,
+                "gpu_hours_estimate": list(total.gpu_hours) if total else None,
+                "stages": {s.stage: {"where": s.where, **s.values, "lines": [list(line) for line in s.lines],
+                                     "memory": [list(line) for line in s.memory],
+                                     "gpu_hours_estimate": list(s.estimate.gpu_hours) if s.estimate else None,
+                                     "gpus": s.estimate.gpus if s.estimate else None}
+                           for s in self.stages},
+                "problems": [{"stage": p.stage, "keys": list(p.keys), "message": p.message} for p in self.problems]}
+
+
+ESTIMATE_NOTE = ("GPU-hours are an estimate: every completion at its max_new_tokens, published vLLM batch "
+                 "throughput and an MFU range (components/planning/throughput.yaml)")
+
+
+def plan_profile(profile: Any, gpu: str = DEFAULT_GPU) -> Plan:
+    """The plan of every stage ``profile`` has, its paths made absolute against its project directory."""
+    gpu_row(gpu)  # an unknown GPU is refused before anything is planned
+    if profile.project_dir is None:
+        profile = profile.model_copy(update={"project_dir": str(Path.cwd())})
+    profile = profile.with_absolute_paths()
+    builders = [("data", data_stage, profile.data), ("sft", sft_stage, profile.sft),
+                ("rejection", rejection_stage, profile.data and profile.data.rejection),
+                ("grpo", grpo_stage, profile.grpo), ("evaluation", evaluation_stage, profile.evaluation),
+                ("audit", audit_stage, profile.audit)]
+    stages, problems = [], []
+    for name, build, section in builders:
+        if section is None:
+            continue
+        stage, found = build(profile, gpu)
+        stages.append(stage)
+        problems += found
+    return Plan(profile=profile.name, gpu=gpu, stages=stages, problems=problems)

@@ -1,0 +1,171 @@
+"""The plans of the trainer stages: LoRA SFT and curriculum GRPO (``components.planning.steps`` counts their steps).
+
+Problems found here: trl's config refusing the batch geometry on the launched
+number of processes, fewer prompts than one generation batch, a warm-up as long
+as the run, a τ curriculum whose maximum the planned steps cannot reach, a
+generation length the model's context cannot hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.planning.estimate import memory_lines, generation_hours, training_hours, training_passes
+from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
+from components.planning.stage import Problem, StagePlan, where
+from components.planning.rows import Rows, grpo_rows, trace_rows
+from components.planning.schedules import curricula, phi_start, tau_plan
+from components.planning.steps import TrainerSteps, grpo_steps, launched_processes, sft_steps
+
+BATCH_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
+              "accelerate_config")
+
+
+def run_length(section: Any, steps: TrainerSteps) -> str:
+    """How the total is set: ``max_steps 800`` or ``num_train_epochs 2 × 39 steps per epoch``."""
+    if steps.by_max_steps:
+        return f"max_steps {steps.total_steps:,}"
+    return f"num_train_epochs {section.trl_option('num_train_epochs'):g} × {steps.steps_per_epoch:,} steps per epoch"
+
+
+def steps_lines(stage: StagePlan, section: Any, steps: TrainerSteps) -> None:
+    stage.add("optimizer steps", f"{steps.total_steps:,} ({run_length(section, steps)})",
+              optimizer_steps=steps.total_steps, steps_per_epoch=steps.steps_per_epoch, epochs=steps.epochs)
+    scheduler = section.trl_option("lr_scheduler_type")
+    stage.add("warm-up", f"{steps.warmup_steps:,} steps of {steps.total_steps:,} ({scheduler} schedule, as "
+                         "transformers' get_warmup_steps gives it to the scheduler)", warmup_steps=steps.warmup_steps)
+
+
+def warmup_problems(name: str, steps: TrainerSteps) -> list[Problem]:
+    if steps.total_steps and steps.warmup_steps >= steps.total_steps:
+        return [Problem(name, (f"{name}.warmup_ratio", f"{name}.warmup_steps"),
+                        f"the warm-up ({steps.warmup_steps:,} steps) lasts the whole run ({steps.total_steps:,} "
+                        "steps): the learning rate never reaches its peak")]
+    return []
+
+
+def trainer_where(profile: Any, name: str, section: Any, processes: int) -> str:
+    device = (section.model.device if section.model is not None else "auto")
+    return (f"{where(profile, name)}; trainer: accelerate {section.accelerate_config or 'none (python -m)'}, "
+            f"{processes} process{'es' if processes > 1 else ''}, device {device}")
+
+
+def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
+    """LoRA SFT over the traces the data stage keeps."""
+    section, rows = profile.sft, trace_rows(profile.data) if profile.data else Rows(None, True, "no data section")
+    processes = launched_processes(section.accelerate_config)
+    stage = StagePlan("sft", trainer_where(profile, "sft", section, processes))
+    stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
+    try:
+        steps = sft_steps(section, rows.count or 0, processes)
+    except ValueError as error:
+        return stage, [Problem("sft", tuple(f"sft.{k}" for k in BATCH_KEYS[:2]), f"trl refuses: {error}")]
+    stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
+                       f"= {steps.per_device * processes * steps.accumulation} rows per step")
+    steps_lines(stage, section, steps)
+    length = section.trl_option("max_length") or 0
+    tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
+    stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
+    facts = facts_of(section.model, profile.project_dir)
+    if on_gpu(section.model):
+        passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")))
+        stage.estimate = training_hours(tokens, facts, passes, gpu, processes)
+        stage.memory = memory_lines(facts, dtype_of(section.model), gpu, None)
+    return stage, warmup_problems("sft", steps)
+
+
+def coupled_languages(profile: Any) -> int:
+    """Rows in one LcRL coupled group (one per language), 1 without coupling."""
+    coupling = profile.grpo.coupling
+    if coupling.mode != "language":
+        return 1
+    if coupling.languages:
+        return len(coupling.languages)
+    data = profile.data.languages if profile.data else None
+    lcrl = profile.grpo.lcrl.dataset.languages if profile.grpo.lcrl and profile.grpo.lcrl.dataset else None
+    return len(data or lcrl or [None])
+
+
+def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
+    """GRPO: steps, generations, curricula, KL, context, estimate."""
+    section, rows = profile.grpo, grpo_rows(profile)
+    processes = launched_processes(section.accelerate_config)
+    stage = StagePlan("grpo", trainer_where(profile, "grpo", section, processes))
+    stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
+    try:
+        steps = grpo_steps(section, rows.count or 0, processes, coupled_languages(profile))
+    except ValueError as error:
+        return stage, [Problem("grpo", tuple(f"grpo.{k}" for k in BATCH_KEYS),
+                               f"trl's GRPOConfig refuses them on {processes} process(es): {error}")]
+    problems = generation_lines(stage, section, steps, rows) + warmup_problems("grpo", steps)
+    steps_lines(stage, section, steps)
+    problems += schedule_lines(stage, profile, steps)
+    model = section.model or profile.sft.model
+    facts = facts_of(model, profile.project_dir)
+    lines, found = context_lines("grpo", "grpo.model", model, section.sampling.max_new_tokens, facts,
+                                 "grpo.sampling.max_new_tokens")
+    stage.lines += lines
+    if on_gpu(model):
+        completions = steps.generations * steps.generation_batch_size
+        tokens = completions * section.sampling.max_new_tokens
+        passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")),
+                                 reference=section.trl_option("beta") > 0,
+                                 old_policy=section.trl_option("num_iterations") > 1)
+        generating = generation_hours(tokens, facts, gpu, processes)
+        trained = training_hours(steps.total_steps * steps.completions_per_step * section.sampling.max_new_tokens,
+                                 facts, passes, gpu, processes)
+        stage.estimate = generating + trained if generating and trained else None
+        share = model.gpu_memory_utilization if model.backend == "vllm" else None
+        stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len)
+    return stage, problems + found
+
+
+def generation_lines(stage: StagePlan, section: Any, steps: TrainerSteps, rows: Rows) -> list[Problem]:
+    n, per_step = section.sampling.n, steps.completions_per_step
+    stage.add("batch", f"{steps.per_device} per device × {steps.processes} process(es) × {steps.accumulation} "
+                       f"accumulation = {per_step:,} completions = {per_step // n:,} prompts × {n} per step")
+    stage.add("generation", f"{steps.generation_batch_size:,} completions per generation, one every "
+                            f"{steps.steps_per_generation} micro-steps; {steps.generations:,} generations",
+              generation_batch_size=steps.generation_batch_size, generations=steps.generations)
+    completions = steps.generations * steps.generation_batch_size
+    tokens = completions * section.sampling.max_new_tokens
+    stage.add("completions", f"{completions:,} (≤ {tokens:,} tokens at max_new_tokens "
+                             f"{section.sampling.max_new_tokens:,})", completions=completions, tokens_generated=tokens)
+    prompts = steps.generation_batch_size // n
+    if rows.count is not None and rows.count < prompts:
+        return [Problem("grpo", ("grpo.generation_batch_size", "grpo.per_device_train_batch_size",
+                                 "grpo.gradient_accumulation_steps"),
+                        f"one generation takes {prompts:,} prompts but the dataset has {rows.text()}: trl's sampler "
+                        "yields no batch")]
+    return []
+
+
+def schedule_lines(stage: StagePlan, profile: Any, steps: TrainerSteps) -> list[Problem]:
+    """τ and φ over the planned steps, KL; a τ maximum out of reach is a problem."""
+    section, problems = profile.grpo, []
+    languages = profile.data.languages if profile.data else []
+    for index, curriculum in curricula(section.rewards, languages).items():
+        tau = tau_plan(index, curriculum, steps.total_steps)
+        stage.add(f"τ (rewards.{index})", f"{tau.start:g} → at most {tau.reachable:g} of {tau.maximum:g}: "
+                                         f"{tau.effective_checks} checks every {tau.interval} steps before the last "
+                                         f"step, {tau.rises_needed} rises needed", tau_reachable=tau.reachable,
+                  tau_max=tau.maximum, tau_checks=tau.effective_checks)
+        if tau.reachable < tau.maximum:
+            prefix = f"grpo.rewards.{index}.params"
+            problems.append(Problem("grpo", (f"{prefix}.tau_max", f"{prefix}.tau_interval",
+                                             "grpo.max_steps" if steps.by_max_steps else "grpo.num_train_epochs"),
+                                    f"the τ curriculum cannot reach {tau.maximum:g} in the planned "
+                                    f"{steps.total_steps:,} optimizer steps ({run_length(section, steps)}): "
+                                    f"{tau.effective_checks} check(s) every {tau.interval} steps raise τ at most to "
+                                    f"{tau.reachable:g}; {tau.rises_needed} rises need at least "
+                                    f"{tau.steps_needed:,} steps"))
+    for index, reward in enumerate(section.rewards):
+        if reward.name == "adamame":
+            floor = float(reward.params.get("phi_floor", 0.1))
+            start = phi_start(steps.total_steps, floor)
+            rising = f"rises from step {start:,}" if start is not None else "never rises"
+            stage.add(f"φ (rewards.{index})", f"{floor:g} at first, {rising}, 1 at step {steps.total_steps:,} "
+                                             "(cosine over max_steps)", phi_rises_from=start)
+    stage.add("KL", f"beta {section.trl_option('beta'):g}" + (
+        f"; reference reset when KL > {section.kl_reset.threshold:g}" if section.kl_reset.enabled else ""))
+    return problems
