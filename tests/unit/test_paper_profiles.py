@@ -1,17 +1,23 @@
-"""The paper evaluation profiles hold the papers' protocols, and their CPU twins keep every switch.
+"""The paper profiles run the papers' experiments, and their CPU twins keep every switch.
 
-Expected values are written from the papers (AdaMame §4 and appendix C; PCS "Evaluation details";
-the verifier-bias paper §3-5), not read from the profiles; where a paper is silent the profile's
-header says which choice was made and this table pins it.
+Expected values are written from the papers (AdaMame §4 and appendix C; PCS "Evaluation details" and
+"Progressive code-switching RL"; the verifier-bias paper §3-5; LcRL's released training script),
+not read from the profiles; where a paper is silent the profile's header says which choice was made
+and this table pins it. Each check of a setting that matters loads the profile and asserts what the
+library will do with it (the warm-up transformers applies, the optimizer steps trl takes).
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.config import load_profile
+from components.settings import ProfileError
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 
@@ -24,10 +30,18 @@ PAPERS = {
                        "msvamp": (["fr", "ja", "th", "bn", "en", "es", "sw", "ru", "zh", "de"], None)},
         "scoring": ("math_verify", [1, 4], 8192, ["fr", "pt", "ja", "ko", "th"]),
     },
+    "distill-qwen-1.5b-adamame-evaluation": {   # AdaMame's other backbone (table 12), the same protocol
+        "model": ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "vllm", True, True),
+        "sampling": (4, 0.6, 0.95, 8192),
+        "prompt": ("instruction", "before"),
+        "benchmarks": {"mgsm_rev2": (["fr", "ja", "ko", "th", "bn", "en", "es", "ru", "sw", "te", "zh", "de"], None),
+                       "msvamp": (["fr", "ja", "th", "bn", "en", "es", "sw", "ru", "zh", "de"], None)},
+        "scoring": ("math_verify", [1, 4], 8192, ["fr", "pt", "ja", "ko", "th"]),
+    },
     "qwen3-8b-pcs-evaluation": {
         "model": ("Qwen/Qwen3-8B", "vllm", True, True),
         "sampling": (4, 0.9, 0.95, 32768),
-        "prompt": ("instruction", "after"),
+        "prompt": ("plain", "after"),   # table 2's "Qwen3-8B" row: no language instruction (that is Prompt Control)
         "benchmarks": {"mmath": (["fr", "pt", "ja", "ko", "th"], None),
                        "mmlu_prox_math": (["fr", "pt", "ja", "ko", "th"], 1)},
         "scoring": ("trusted", [1], 32768, ["fr", "pt", "ja", "ko", "th"]),
@@ -64,8 +78,8 @@ def test_data_missing_offline_is_read_from_the_hub():
 
 
 SWITCHES = ("model.chat", "model.thinking", "sampling.temperature", "sampling.top_p", "prompt", "scoring.verifier",
-            "scoring.extraction",
-            "scoring.lcpr_rule", "scoring.slc_threshold", "scoring.max_context")
+            "scoring.extraction", "scoring.lcpr_rule", "scoring.lcpr_beside", "scoring.slc_threshold",
+            "scoring.max_context")
 
 
 def _get(section, dotted: str):
@@ -99,7 +113,7 @@ def test_every_reward_of_a_shipped_grpo_profile_builds(path):
     for reward in load_profile(path).grpo.rewards:
         built = build_reward(reward.name, reward.params, languages=["fr"])
         assert built.__name__ == reward.name
-        if path.stem.startswith("qwen3"):  # the paper recipes judge the boxed answer after </think> only
+        if path.stem.startswith(("qwen3", "distill")):  # the paper recipes judge the boxed answer after </think> only
             assert (getattr(built, "accuracy", built)).extraction == "strict"
 
 
@@ -114,3 +128,309 @@ def test_pcs_recipe_is_the_papers():
     assert {adamame.data.traces.prompt.instruction, adamame.data.rejection.prompt.instruction,
             adamame.grpo.prompt.instruction} == {"before"}
     assert (adamame.grpo.validation.enabled, adamame.grpo.validation.every_n_steps) == (True, 2)
+
+
+# ---------------------------------------------------------------- PCS: the recipes evaluate with the protocol
+
+PROTOCOL = ("model.chat", "model.thinking", "sampling.n", "sampling.temperature", "sampling.top_p",
+            "sampling.max_new_tokens", "scoring.verifier", "scoring.extraction", "scoring.slc_threshold",
+            "scoring.max_context", "scoring.pass_k", "scoring.in_domain")
+
+
+@pytest.mark.parametrize("recipe", ["qwen3-8b-pcs-grpo", "qwen3-4b-base-pcs-grpo", "qwen3-8b-mthinker-grpo"])
+def test_pcs_recipes_evaluate_with_the_pcs_protocol(recipe):
+    """The models a PCS-setting recipe trains are scored as table 2 scores them (the evaluation profile's protocol),
+    but for the length: a Base model's context is 32,768 tokens (vLLM refuses a longer max_model_len), so the
+    protocol's 32,768 new tokens become 30,720, leaving 2,048 for the prompt."""
+    protocol = load_profile(PROFILES / "qwen3-8b-pcs-evaluation.yaml").evaluation
+    evaluation = load_profile(PROFILES / f"{recipe}.yaml").evaluation
+    assert evaluation is not None
+    for switch in PROTOCOL:
+        if switch != "sampling.max_new_tokens":
+            assert _get(evaluation, switch) == _get(protocol, switch), switch
+    assert evaluation.model.model.endswith("-Base")
+    assert (evaluation.model.max_model_len, evaluation.sampling.max_new_tokens) == (32768, 30720)
+    assert [(b.name, b.languages, b.samples) for b in evaluation.benchmarks] == [
+        (b.name, b.languages, b.samples) for b in protocol.benchmarks]
+    assert evaluation.model.max_model_len >= evaluation.sampling.max_new_tokens  # the 32,768 tokens fit
+
+
+def test_pcs_evaluation_rows_are_the_prompts_the_paper_names():
+    """Default: table 2's "Qwen3-8B" row (no instruction); the overrides in the header give the control rows."""
+    path = PROFILES / "qwen3-8b-pcs-evaluation.yaml"
+    assert load_profile(path).evaluation.prompt.style == "plain"
+    prompt = load_profile(path, ["evaluation.prompt.style=instruction"]).evaluation.prompt
+    assert (prompt.style, prompt.instruction) == ("instruction", "after")   # Prompt Control: after the question
+    prefix = load_profile(path, ["evaluation.prompt.style=prefix", "evaluation.prompt.instruction=none"])
+    assert (prefix.evaluation.prompt.style, prefix.evaluation.prompt.instruction) == ("prefix", "none")
+    header = path.read_text(encoding="utf-8")
+    assert "evaluation.prompt.style=instruction" in header and "evaluation.prompt.instruction=none" in header
+
+
+# ---------------------------------------------------------------- PCS / M-Thinker: long enough for the τ curriculum
+
+
+def processes(accelerate_config: str) -> int:
+    """``num_processes`` of a shipped accelerate config (the devices trl splits a step over)."""
+    from components.training.runner import accelerate_config_path
+
+    data = yaml.safe_load(accelerate_config_path(accelerate_config).read_text(encoding="utf-8"))
+    return int(data.get("num_processes", 1))
+
+
+def optimizer_steps(grpo, rl_rows: int) -> tuple[int, int]:
+    """(prompts per optimizer step, optimizer steps) as trl 1.16 and transformers schedule them.
+
+    One optimizer step is ``per_device_train_batch_size × processes × gradient_accumulation_steps``
+    completions, i.e. that over ``num_generations`` prompts. trl's ``RepeatSampler`` hands out whole
+    generation batches of ``generation_batch_size / num_generations`` prompts and drops an incomplete last one;
+    each generation batch feeds ``steps_per_generation`` micro-batches. ``max_steps`` > 0 wins over epochs.
+    """
+    devices = processes(grpo.accelerate_config)
+    per_step = grpo.per_device_train_batch_size * devices * grpo.gradient_accumulation_steps
+    generation = grpo.generation_batch_size or per_step
+    steps_per_generation = generation // (grpo.per_device_train_batch_size * devices)
+    prompts_per_step = per_step // grpo.sampling.n
+    if grpo.max_steps > 0:
+        return prompts_per_step, grpo.max_steps
+    batches = rl_rows // (generation // grpo.sampling.n)
+    per_epoch = batches * steps_per_generation // grpo.gradient_accumulation_steps
+    return prompts_per_step, math.ceil(per_epoch * grpo.num_train_epochs)
+
+
+def rises_to_the_top(params: dict) -> int:
+    """Checks τ must pass to climb from tau_start to tau_max (PCS: 0.1 -> 0.95 by 0.1, capped: 9)."""
+    defaults = {name: p.default for name, p in inspect.signature(
+        __import__("components.rewards.pcs", fromlist=["PCSReward"]).PCSReward).parameters.items()}
+    start, step, top = (params.get(k, defaults[k]) for k in ("tau_start", "tau_step", "tau_max"))
+    return math.ceil(round((top - start) / step, 6))
+
+
+# profile -> (prompts per optimizer step, optimizer steps): hand-computed from the header's arithmetic
+# (16 per device x 1 GPU x 32 accumulation steps = 512 completions = 64 prompts x 8; max_steps 800)
+RL_RUNS = {"qwen3-8b-pcs-grpo": (64, 800), "qwen3-4b-base-pcs-grpo": (64, 800), "qwen3-8b-mthinker-grpo": (64, 800)}
+
+
+@pytest.mark.parametrize("name", sorted(RL_RUNS))
+def test_rl_runs_take_the_steps_their_header_says(name):
+    profile = load_profile(PROFILES / f"{name}.yaml")
+    rows = profile.data.rejection.per_language * len(profile.data.languages)   # 1,000 x 5 = the 5,000-query RL set
+    assert optimizer_steps(profile.grpo, rows) == RL_RUNS[name]
+    grpo = profile.grpo   # one generation batch per optimizer step: Pass@SLC's batch is one step's rollouts
+    assert grpo.generation_batch_size == grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps
+
+
+@pytest.mark.parametrize("name", ["qwen3-8b-pcs-grpo", "qwen3-4b-base-pcs-grpo"])
+def test_pcs_run_is_long_enough_for_the_tau_curriculum(name):
+    """τ climbs at most once per check every k steps: 0.1 -> 0.95 needs 9 passing checks, 360 steps at k = 40."""
+    profile = load_profile(PROFILES / f"{name}.yaml")
+    params = profile.grpo.rewards[0].params
+    rows = profile.data.rejection.per_language * len(profile.data.languages)
+    _, steps = optimizer_steps(profile.grpo, rows)
+    assert rises_to_the_top(params) == 9
+    assert steps // params["tau_interval"] >= 2 * rises_to_the_top(params)   # room for checks that do not pass
+
+
+def test_mthinker_baseline_trains_with_the_pcs_budget():
+    """PCS reproduces M-Thinker in its own setting: the same rollouts per step and the same number of steps."""
+    pcs, mthinker = (load_profile(PROFILES / f"{name}.yaml").grpo for name in ("qwen3-8b-pcs-grpo",
+                                                                              "qwen3-8b-mthinker-grpo"))
+    budget = ("per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size", "max_steps",
+              "num_train_epochs", "accelerate_config")
+    assert [getattr(mthinker, k) for k in budget] == [getattr(pcs, k) for k in budget]
+    assert (mthinker.sampling.n, mthinker.sampling.max_new_tokens) == (pcs.sampling.n, pcs.sampling.max_new_tokens)
+
+
+# ---------------------------------------------------------------- LcRL: the warm-up is applied
+
+
+def learning_rates(grpo, steps: int) -> list[float]:
+    """The learning rate at each of ``steps`` optimizer steps, from transformers' own scheduler.
+
+    The trainer builds it as ``Trainer.create_scheduler`` does: ``get_scheduler(lr_scheduler_type,
+    num_warmup_steps=args.get_warmup_steps(max_steps))``, where the section's warm-up ratio reaches trl as
+    ``warmup_steps`` (a value below 1 is a ratio in transformers 5).
+    """
+    import torch
+    from transformers import TrainingArguments, get_scheduler
+
+    args = TrainingArguments(output_dir="unused", use_cpu=True, learning_rate=grpo.learning_rate,
+                             lr_scheduler_type=grpo.lr_scheduler_type, warmup_steps=grpo.warmup_ratio,
+                             max_steps=steps, report_to=[])
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=args.learning_rate)
+    scheduler = get_scheduler(args.lr_scheduler_type, optimizer, num_warmup_steps=args.get_warmup_steps(steps),
+                              num_training_steps=steps)
+    rates = []
+    for _ in range(steps):
+        rates.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def test_lcrl_learning_rate_warms_up_over_the_scripts_share_of_steps():
+    """LcRL's script: lr 1e-6 after a linear warm-up over 28.5 % of 1,005 steps (verl: constant with warm-up)."""
+    grpo = load_profile(PROFILES / "qwen2.5-3b-lcrl-mkqa.yaml").grpo
+    rates = learning_rates(grpo, grpo.max_steps)
+    warmup = sum(rate < grpo.learning_rate for rate in rates)
+    assert warmup == 287   # ceil(0.285 x 1005): transformers rounds up (verl rounds down: 286)
+    assert rates[0] == 0.0 and rates[143] == pytest.approx(1e-6 * 143 / 287)
+    assert set(rates[287:]) == {1e-6}   # then constant
+
+
+# ---------------------------------------------------------------- verifier bias: a setting that would score 0
+
+
+def test_strict_extraction_without_thinking_is_refused_naming_both_keys():
+    """The header's Llama override needs lenient extraction: strict reads only the boxed answer after </think>."""
+    path = PROFILES / "qwen3-8b-verifier-bias-evaluation.yaml"
+    llama = ["evaluation.model.model=meta-llama/Llama-3.1-8B-Instruct", "evaluation.model.thinking=false"]
+    with pytest.raises(ProfileError) as error:
+        load_profile(path, llama)
+    assert "evaluation.model.thinking false with evaluation.scoring.extraction strict" in str(error.value)
+    assert load_profile(path, [*llama, "evaluation.scoring.extraction=lenient"]).evaluation.scoring.extraction == \
+        "lenient"
+    assert "evaluation.scoring.extraction=lenient" in path.read_text(encoding="utf-8")   # the header says so
+
+
+# ---------------------------------------------------------------- words and code agree
+
+
+def test_pcs_window_default_is_the_rule_its_docstring_attributes_to_the_paper():
+    from components.rewards import curriculum, pcs
+
+    default = inspect.signature(pcs.PCSReward).parameters["tau_window"].default
+    assert default == curriculum.TauCurriculum().window == "batch"
+    assert "``batch`` (the default, the paper's rule" in pcs.__doc__
+    assert "``\"pooled\"`` is ours, not\n  the paper's" in curriculum.__doc__
+
+
+def test_validation_docstring_states_the_count_the_adamame_profile_uses():
+    from components.training import validation
+
+    grpo = load_profile(PROFILES / "qwen3-4b-adamame-grpo.yaml").grpo
+    assert grpo.validation.limit_per_language == 50
+    assert "50 per language" in validation.__doc__ and "250 queries per\nlanguage)" not in validation.__doc__
+
+
+# ---------------------------------------------------------------- AdaMame: Pass@4 and the paper's LCPR, as scored
+
+FR = "Calculons la somme des deux nombres."
+SAMPLES = [  # one French problem, four samples, one correct; the second trace holds nothing to judge (math only)
+    f"<think>{FR}\nThe sum is four.</think> \\boxed{{4}}",
+    "<think>2+2=4</think> \\boxed{5}",
+    f"<think>{FR}</think> \\boxed{{3}}",
+    "<think>Nous additionnons les deux nombres.</think> \\boxed{6}",
+]
+# Hand-computed: accuracy (avg@4) 1/4, pass@4 = 1 (one of four correct). Line level: sample 1 has an English
+# line (fails); sample 2 has no line with letters. AdaMame's code (eq. 8) counts it as passing: LPR 3/4,
+# WPR 3/3, LCPR 2(.75)(1)/1.75 = 6/7. The corrected rule leaves it out: LPR 2/3, WPR 2/2, LCPR 0.8.
+ADAMAME_SCORES = {"pass_at_4": 1.0, "accuracy": 0.25, "lcpr": 6 / 7, "lcpr_adamame": 0.8}
+
+
+def scored_report(scoring, tmp_path):
+    """The profile's scoring section run by the evaluation's own score task, rendered as its report."""
+    import json
+
+    from components.reporting import benchmark_report
+    from runtime.artifacts import ArtifactRef
+    from runtime.project import Project
+    from tasks.evaluation import score_task
+
+    rows = [{"id": "1", "lang": "fr", "gold": "4", "completion": text, "benchmark": "msvamp", "sample_index": i,
+             "num_tokens": 10} for i, text in enumerate(SAMPLES)]
+    generations = tmp_path / "generations.jsonl"
+    generations.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    scores = score_task.fn(ArtifactRef(str(generations), "fp"), scoring, Project(str(tmp_path)))
+    return benchmark_report("msvamp", json.loads(Path(scores.path).read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("name", ["qwen3-4b-adamame-evaluation", "qwen3-4b-adamame-grpo",
+                                  "distill-qwen-1.5b-adamame-evaluation", "distill-qwen-1.5b-adamame-grpo"])
+def test_adamame_tables_lead_with_pass_at_4_and_score_lcpr_by_the_papers_code(name, tmp_path):
+    from components.comparison import comparison_columns
+
+    scoring = load_profile(PROFILES / f"{name}.yaml").evaluation.scoring
+    assert (scoring.headline, scoring.lcpr_rule, scoring.lcpr_beside) == ("pass_at_4", "adamame_reference", ["adamame"])
+    report = scored_report(scoring, tmp_path)
+    (fr,) = [row for row in report.language_table if row["lang"] == "fr"]
+    values = [key for key in fr if not key.endswith(("_stderr", "_n"))]   # each value carries its error and n
+    assert values[:6] == ["lang", "headline", "pass_at_4", "accuracy", "lcpr", "lcpr_adamame"]
+    assert {k: fr[k] for k in ADAMAME_SCORES} == pytest.approx(ADAMAME_SCORES)
+    assert comparison_columns({"base": {"msvamp": report.language_table}}, "base")[:4] == (
+        "pass_at_4", "accuracy", "lcpr", "lcpr_adamame")
+    assert report.metrics["evaluation/msvamp/fr/lcpr_adamame"] == pytest.approx(0.8)
+
+
+def test_cpu_adamame_twin_leads_with_its_largest_pass_at_k():
+    scoring = load_profile(PROFILES / "cpu-adamame-evaluation.yaml").evaluation.scoring
+    assert scoring.headline == f"pass_at_{max(scoring.pass_k)}" == "pass_at_2"
+
+
+# ---------------------------------------------------------------- the papers' other backbones: a model swap
+
+
+def _without_models(path: Path, model: str) -> dict:
+    """The profile as data with its name, registry name and every occurrence of ``model`` blanked."""
+    import json
+
+    profile = load_profile(path).model_dump(mode="json")
+    profile["name"] = None
+    if profile.get("registry"):
+        profile["registry"]["name"] = None
+    return json.loads(json.dumps(profile).replace(json.dumps(model), '"MODEL"'))
+
+
+@pytest.mark.parametrize("twin, original, models", [
+    ("qwen3-4b-base-pcs-grpo", "qwen3-8b-pcs-grpo", ("Qwen/Qwen3-4B-Base", "Qwen/Qwen3-8B-Base")),
+    ("distill-qwen-1.5b-adamame-grpo", "qwen3-4b-adamame-grpo",
+     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "Qwen/Qwen3-4B")),
+    ("distill-qwen-1.5b-adamame-evaluation", "qwen3-4b-adamame-evaluation",
+     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "Qwen/Qwen3-4B")),
+])
+def test_other_backbones_are_the_same_recipe_with_the_model_swapped(twin, original, models):
+    """PCS and AdaMame train and evaluate both of their backbones in one setting."""
+    assert _without_models(PROFILES / f"{twin}.yaml", models[0]) == _without_models(PROFILES / f"{original}.yaml",
+                                                                                     models[1])
+    trained = load_profile(PROFILES / f"{twin}.yaml")
+    assert {section.model.model for section in (trained.sft, trained.grpo, trained.evaluation) if section} <= {models[0]}
+
+
+# ---------------------------------------------------------------- every command a header gives loads
+
+
+def header_commands(path: Path) -> list[list[str]]:
+    """The override lists of the ``polyreason <command> profiles/<this file> …`` lines of a profile's header."""
+    import shlex
+
+    lines, joined = [], ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        text = line.lstrip("#").strip()
+        joined = f"{joined} {text}" if joined else text
+        if joined.endswith("\\"):
+            joined = joined[:-1].rstrip()
+            continue
+        lines.append(joined)
+        joined = ""
+    commands = []
+    for text in (line for line in lines if line.startswith("polyreason ")):
+        words = shlex.split(text.split("  #")[0], comments=False)
+        if len(words) >= 3 and words[0] == "polyreason" and words[2] == f"profiles/{path.name}":
+            commands.append([word for word in words[3:] if "=" in word])
+    return commands
+
+
+@pytest.mark.parametrize("path", sorted(PROFILES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_command_in_a_profile_header_loads(path):
+    """An override a header advertises (a baseline row, an ablation) is one the profile accepts."""
+    for overrides in header_commands(path):
+        load_profile(path, overrides)
+
+
+def test_header_commands_are_found():
+    commands = header_commands(PROFILES / "cpu-lcrl.yaml")
+    assert ["grpo.coupling={mode: none}"] in commands and ["grpo.lcrl.rounds=[[query]]"] in commands
+    assert ["grpo.rewards.0.params={require_think: false, extraction: lenient, slc_reward: continuous}"] in \
+        header_commands(PROFILES / "cpu-grpo.yaml")

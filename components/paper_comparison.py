@@ -1,0 +1,242 @@
+"""A run held against its paper's table: measured against printed, row by row, with the measured value's interval.
+
+Input: the rows of a paper table (``components.paper_tables``: one ``PaperRow`` per table row,
+benchmark, metric and language or group) and the measurements the compared runs offer, one
+``Measurement`` per run: its ``role`` (a recipe's model tag ``base``/``sft``/``grpo``, ``evaluation``
+for an evaluation run outside a recipe, ``audit``), its settings as logged (flattened
+``key: value`` parameters, the recipe's included) and its metrics. Output: one entry per paper
+row and run that measures it, or one ``missing`` entry saying why nothing does — no row is
+dropped.
+
+Which run measures a row. A row is measured by a run of its ``measured_by`` role whose settings
+are the row's: the run has every setting the row's ``overrides`` name (``key=value``, values read
+as YAML, a mapping or list compared key by key and item by item, numbers by value), and none of
+the settings of the table's other rows of that role unless the row's own overrides include
+them (so a run of the shipped profile measures the rows without overrides, and an ablation's run
+its ablation's rows). Only the overridden keys are compared: a CPU twin (other model, smaller
+counts) measures the rows of the setting it shares.
+
+The numbers. ``measured`` is the metric the run logged under ``PaperRow.key`` (on the project's
+0-1 scale), with its bootstrap standard error and n (``<key>_stderr``, ``<key>_n``, the same
+numbers the run's reports show); its 95% interval is ``measured ± 1.96 × stderr`` (the normal
+interval of that bootstrap error), clipped to [0, 1] since every figure a paper table holds
+here is a rate; ``difference`` is ``measured − paper`` and ``paper_in_ci`` says whether the
+printed value lies inside the interval. A run that logged no standard error (an audit's
+rates) has no interval. The text table prints every value on the paper's own scale (percent for
+``scale: 100``).
+
+>>> rows = [PaperRow("T2", "Ours", "M", "grpo", "mkqa", "fem", "all", 41.2, 100.0)]
+>>> run = Measurement("grpo", "grpo", "r1", {}, {"evaluation/mkqa/all/fem": 0.3, "evaluation/mkqa/all/fem_stderr": 0.05,
+...                                            "evaluation/mkqa/all/fem_n": 48})
+>>> [(e["status"], e["measured"], round(e["ci_low"], 3), round(e["ci_high"], 3), e["difference"], e["paper_in_ci"])
+...  for e in paper_entries(rows, [run])]
+[('measured', 0.3, 0.202, 0.398, -0.112, False)]
+>>> paper_entries(rows, [])[0]["reason"]
+'no grpo evaluation among the compared runs'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from components.config import parse_override
+from components.paper_tables import PaperRow
+
+Z95 = 1.959964  # two-sided 95% quantile of the standard normal
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One compared run: what it measures (``role``), its label and id, its logged settings and metrics."""
+
+    role: str
+    label: str
+    run_id: str
+    params: Mapping[str, Any]
+    metrics: Mapping[str, float]
+
+
+def _read(value: Any) -> Any:
+    """A logged parameter back as a value: MLflow keeps text (``''`` for None, JSON for lists)."""
+    if not isinstance(value, str):
+        return value
+    if value in ("", "None"):
+        return None
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+
+
+def setting_value(params: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at a dotted ``path`` in flattened ``params`` (lists are one JSON parameter); ``_MISSING``.
+
+    >>> setting_value({"grpo.rewards": '[{"name": "lcrl", "params": {"penalty_weight": 0.02}}]'},
+    ...               ["grpo", "rewards", "0", "params", "penalty_weight"])
+    0.02
+    >>> setting_value({"evaluation.prompt.style": "plain", "evaluation.prompt.instruction": "after"},
+    ...               ["evaluation", "prompt"])
+    {'style': 'plain', 'instruction': 'after'}
+    """
+    for cut in range(len(path), 0, -1):
+        key = ".".join(path[:cut])
+        if key in params:
+            node = _read(params[key])
+            for part in path[cut:]:
+                if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                    node = node[int(part)]
+                elif isinstance(node, dict) and part in node:
+                    node = node[part]
+                else:
+                    return _MISSING
+            return node
+    prefix = ".".join(path) + "."
+    nested: dict[str, Any] = {}
+    for key, value in params.items():
+        if key.startswith(prefix):
+            node = nested
+            *parents, leaf = key[len(prefix):].split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = _read(value)
+    return nested or _MISSING
+
+
+def matches(expected: Any, actual: Any) -> bool:
+    """``actual`` has every key and item of ``expected`` (numbers by value, text by equality).
+
+    >>> matches({"mode": "none"}, {"mode": "none", "baseline": "group"}), matches(0, 0.0), matches([["query"]], [["en"]])
+    (True, True, False)
+    """
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(k in actual and matches(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return isinstance(actual, list) and len(expected) == len(actual) and all(map(matches, expected, actual))
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(expected, bool) \
+            and not isinstance(actual, bool):
+        return float(expected) == float(actual)
+    return expected == actual
+
+
+def has_overrides(params: Mapping[str, Any], overrides: Sequence[str]) -> bool:
+    """Whether a run logged with ``params`` has every setting of ``overrides``."""
+    for text in overrides:
+        path, value = parse_override(text)
+        found = setting_value(params, path)
+        if found is _MISSING or not matches(value, found):
+            return False
+    return True
+
+
+def runs_setting(row: PaperRow, params: Mapping[str, Any], others: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a run is of the row's setting: its overrides, and none of the other rows' (see the docstring)."""
+    if not has_overrides(params, row.overrides):
+        return False
+    return not any(other and not set(other) <= set(row.overrides) and has_overrides(params, other)
+                   for other in others)
+
+
+def _interval(value: float, stderr: float | None) -> tuple[float | None, float | None]:
+    if stderr is None:
+        return None, None
+    return round(max(0.0, value - Z95 * stderr), 10), round(min(1.0, value + Z95 * stderr), 10)
+
+
+def _why_not_logged(row: PaperRow, metrics: Mapping[str, float]) -> str:
+    """Why a run that measures a row's setting has no value at its key."""
+    parts = row.key.split("/")
+    for depth, what in ((2, f"benchmark {parts[1]}"), (3, f"{parts[2]} on {parts[1]}")):
+        if depth < len(parts) and not any(k.startswith("/".join(parts[:depth]) + "/") for k in metrics):
+            return f"not evaluated: the run has no {what}"
+    return f"not logged: the run reports no {row.metric} there ({row.key})"
+
+
+def _entry(row: PaperRow, status: str, reason: str | None = None, run: Measurement | None = None) -> dict[str, Any]:
+    entry = {"table": row.table, "row": row.row, "model": row.model, "measured_by": row.measured_by,
+             "overrides": list(row.overrides), "benchmark": row.benchmark, "language": row.language,
+             "metric": row.metric, "key": row.key, "paper": row.value, "scale": row.scale,
+             "paper_value": row.fraction, "status": status, "reason": reason,
+             "run": run.label if run else None, "run_id": run.run_id if run else None}
+    empty = {"measured": None, "stderr": None, "n": None, "ci_low": None, "ci_high": None, "difference": None,
+             "paper_in_ci": None}
+    if status != "measured":
+        return {**entry, **empty}
+    value, stderr, n = (run.metrics.get(row.key + suffix) for suffix in ("", "_stderr", "_n"))
+    low, high = _interval(value, stderr)
+    return {**entry, "measured": value, "stderr": stderr, "n": None if n is None else int(n), "ci_low": low,
+            "ci_high": high, "difference": round(value - row.fraction, 10),
+            "paper_in_ci": None if low is None else low <= row.fraction <= high}
+
+
+def paper_entries(rows: Sequence[PaperRow], runs: Sequence[Measurement]) -> list[dict[str, Any]]:
+    """One entry per (paper row, run measuring it), or one ``missing`` entry with the reason (see the docstring)."""
+    others = {role: sorted({r.overrides for r in rows if r.measured_by == role}) for role in {r.measured_by for r in rows}}
+    out = []
+    for row in rows:
+        candidates = [run for run in runs if run.role == row.measured_by]
+        if not candidates:
+            kind = "audit run" if row.measured_by == "audit" else f"{row.measured_by} evaluation"
+            out.append(_entry(row, "missing", f"no {kind} among the compared runs"))
+            continue
+        mine = [run for run in candidates if runs_setting(row, run.params, others[row.measured_by])]
+        if not mine:
+            setting = "; ".join(row.overrides) or "the profile as shipped"
+            out.append(_entry(row, "missing", f"another setting: this row is measured with {setting}"))
+            continue
+        for run in mine:
+            logged = run.metrics.get(row.key) is not None
+            out.append(_entry(row, "measured", run=run) if logged else
+                       _entry(row, "missing", _why_not_logged(row, run.metrics), run))
+    return out
+
+
+def _on_scale(value: float | None, scale: float, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    shown = value * scale
+    return (f"{shown:+.1f}" if signed else f"{shown:.1f}") if scale == 100 else (
+        f"{shown:+.3f}" if signed else f"{shown:.3f}")
+
+
+def _measured_text(entry: Mapping[str, Any]) -> str:
+    if entry["status"] != "measured":
+        return f"missing: {entry['reason']}"
+    scale = entry["scale"]
+    error = "" if entry["stderr"] is None else f" ±{_on_scale(entry['stderr'], scale)}"
+    n = "" if entry["n"] is None else f" (n {entry['n']})"
+    interval = "" if entry["ci_low"] is None else \
+        f"  [{_on_scale(entry['ci_low'], scale)}, {_on_scale(entry['ci_high'], scale)}]"
+    mark = "  !" if entry["paper_in_ci"] is False else ""
+    return f"{_on_scale(entry['measured'], scale)}{error}{n}{interval}  Δ {_on_scale(entry['difference'], scale, True)}" \
+           f"{mark}"
+
+
+def format_paper_table(entries: Sequence[Mapping[str, Any]], title: str) -> str:
+    """The entries as fixed-width text, on the paper's scale, one line per entry, missing rows with their reason."""
+    counted = sum(e["status"] == "measured" for e in entries)
+    lines = [f"paper: {title}",
+             f"{counted} of {len(entries)} values measured. Values on the paper's scale; measured ±1 standard error "
+             "(n) [95% interval: ±1.96 standard errors, clipped to the rate's range]; Δ = measured - paper; "
+             "! = the paper's value lies outside the interval",
+             "  ".join(f"{h:<{w}}" for h, w in zip(HEADER, WIDTHS)) + "  measured"]
+    for e in entries:
+        cells = [e["table"], e["row"], e["run"] or e["measured_by"], e["benchmark"], e["language"], e["metric"],
+                 _on_scale(e["paper_value"], e["scale"])]
+        lines.append("  ".join(f"{str(c)[:w]:<{w}}" for c, w in zip(cells, WIDTHS)) + "  " + _measured_text(e))
+    return "\n".join(lines)
+
+
+HEADER = ("table", "row", "run", "benchmark", "lang", "metric", "paper")
+WIDTHS = (14, 28, 10, 10, 13, 12, 6)
+
+
+def paper_report(entries: Sequence[Mapping[str, Any]], title: str) -> tuple[str, str]:
+    """``(paper.json text, paper.txt text)`` of the entries."""
+    return json.dumps(list(entries), ensure_ascii=False, indent=1), format_paper_table(entries, title) + "\n"

@@ -1,0 +1,193 @@
+"""The papers' headline numbers as data: what a paper profile's run should be held against.
+
+A paper profile (``profiles/<name>.yaml``) runs an experiment a paper reports; its table
+file, ``profiles/papers/<name>.yaml``, lists the rows of the paper's tables that a run of
+the profile measures, with the values as the paper prints them. Read from the papers'
+texts by hand; nothing here computes a number.
+
+A file holds ``paper`` (title, arXiv id), ``source`` (the text the numbers were read from),
+``profile`` (the profile's name), ``scale`` (100 when the paper prints percentages, 1 for
+fractions: a measured value is ``value / scale`` on the project's 0-1 scale), ``note`` and
+``rows``, a list of entries, one per (table row, benchmark, metric)::
+
+    - {table: Table 16, row: +AdaMame-GRPO, model: Qwen3-4B, measured_by: grpo,
+       overrides: [...], benchmark: mgsm_rev2, metric: pass_at_4,
+       values: {fr: 96.0, ja: 90.0, ..., all: 85.9}}
+
+* ``table``, ``row``, ``model``: the paper's table, its row label and backbone, as printed;
+* ``measured_by``: which evaluation of a run of the profile measures the row — a recipe's
+  model tag (``base``, ``sft``, ``grpo``), ``evaluation`` (an evaluation profile's one
+  model) or ``audit`` (the audit stage);
+* ``overrides`` (optional): the ``key=value`` overrides of the profile whose run measures
+  the row (a baseline's prompt, an ablation's reward); none: the profile as shipped;
+* ``benchmark``: a benchmark registry name; ``verifier``: the audited proxy (audit rows);
+* ``metric``: the project's metric name (``pass_at_4``, ``lcpr``, ``slc_and_acc``, ``ttc``,
+  the QA metrics ``fem``/``c3recall``/``clr``, the audit's ``fnr``/``vlb_fnr`` …);
+* ``values``: language (ISO 639-1) or language group (``all``, ``in_domain``,
+  ``out_of_domain``, ``low``, ``mid``, ``high``: ``components.metrics.aggregate``) → value.
+
+``PaperRow.key`` is the MLflow key of the measured value in the run that measures it:
+``evaluation/<benchmark>/<language>/<metric>``, or for the audit
+``audit/<verifier>/<language>/<metric>`` (``audit/<verifier>/<metric>`` for a figure over
+languages such as ``vlb_fnr``).
+
+>>> rows = parse_table({"scale": 100, "rows": [{"table": "Table 2", "row": "PCS", "model": "Qwen3-8B-Base",
+...     "measured_by": "grpo", "benchmark": "mmath", "metric": "slc_and_acc", "values": {"fr": 41.2}}]})
+>>> rows[0].key, rows[0].fraction
+('evaluation/mmath/fr/slc_and_acc', 0.412)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MEASURED_BY = ("base", "sft", "grpo", "evaluation", "audit")
+GROUPS = ("all", "in_domain", "out_of_domain", "low", "mid", "high")
+QA_METRICS = ("em", "fem", "c3recall", "clr")  # components.metrics.qa, as the LcRL rollouts log them
+AUDIT_METRICS = ("fnr", "fpr", "err", "pressure", "vlb_fnr", "vlb_fpr", "vlb_err")  # components.audit.report
+REQUIRED = ("table", "row", "model", "measured_by", "benchmark", "metric", "values")
+OPTIONAL = ("overrides", "verifier")
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One number of a paper's table, and where a run of the profile reports its measurement."""
+
+    table: str
+    row: str
+    model: str
+    measured_by: str
+    benchmark: str
+    metric: str
+    language: str
+    value: float
+    scale: float
+    overrides: tuple[str, ...] = ()
+    verifier: str | None = None
+
+    @property
+    def fraction(self) -> float:
+        """The value on the project's scale (0-1 for rates)."""
+        return round(self.value / self.scale, 10)
+
+    @property
+    def key(self) -> str:
+        """The MLflow metric key of the measured value in the run of ``measured_by``."""
+        if self.measured_by != "audit":
+            return f"evaluation/{self.benchmark}/{self.language}/{self.metric}"
+        if self.metric.startswith("vlb_"):
+            return f"audit/{self.verifier}/{self.metric}"
+        return f"audit/{self.verifier}/{self.language}/{self.metric}"
+
+
+def known_metric(name: str, measured_by: str) -> bool:
+    """Whether ``name`` is a metric the stage of ``measured_by`` reports."""
+    if measured_by == "audit":
+        return name in AUDIT_METRICS
+    if name in QA_METRICS:
+        return True
+    from components.metrics.table import metric_for
+
+    try:
+        metric_for(name)
+    except KeyError:
+        return False
+    return True
+
+
+def entry_problems(entry: Any) -> list[str]:
+    """What is wrong with one entry of ``rows``, field by field."""
+    if not isinstance(entry, Mapping):
+        return [f"expected a mapping, got {type(entry).__name__}"]
+    problems = [f"field '{name}': missing" for name in REQUIRED if name not in entry]
+    problems += [f"field '{name}': unknown (known: {', '.join(REQUIRED + OPTIONAL)})" for name in entry
+                 if name not in REQUIRED + OPTIONAL]
+    if problems:
+        return problems
+    if entry["measured_by"] not in MEASURED_BY:
+        problems.append(f"field 'measured_by': {entry['measured_by']!r} (known: {', '.join(MEASURED_BY)})")
+    elif not known_metric(str(entry["metric"]), entry["measured_by"]):
+        problems.append(f"field 'metric': {entry['metric']!r} is not a metric the {entry['measured_by']} reports")
+    if (entry["measured_by"] == "audit") != ("verifier" in entry):
+        problems.append("field 'verifier': audit rows name the audited verifier, other rows do not")
+    values = entry["values"]
+    if not isinstance(values, Mapping) or not values:
+        return problems + ["field 'values': expected a mapping of language or group to value"]
+    for lang, value in values.items():
+        if not (isinstance(lang, str) and (lang in GROUPS or (len(lang) == 2 and lang.isalpha()))):
+            problems.append(f"field 'values': {lang!r} is neither a language code nor a group ({', '.join(GROUPS)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            problems.append(f"field 'values': {lang}: expected a number, got {value!r}")
+    return problems
+
+
+def parse_table(data: Any, source: str = "<table>") -> list[PaperRow]:
+    """The rows of a loaded table file, one ``PaperRow`` per value; ``ValueError`` naming row and field."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("rows"), list):
+        raise ValueError(f"{source}: expected a mapping with a 'rows' list")
+    scale = data.get("scale")
+    if scale not in (1, 100):
+        raise ValueError(f"{source}: field 'scale': expected 1 (fractions) or 100 (percentages), got {scale!r}")
+    problems = [f"{source}: rows.{index}: {problem}" for index, entry in enumerate(data["rows"])
+                for problem in entry_problems(entry)]
+    if problems:
+        raise ValueError("\n".join(problems))
+    return [PaperRow(table=str(e["table"]), row=str(e["row"]), model=str(e["model"]), measured_by=e["measured_by"],
+                     benchmark=str(e["benchmark"]), metric=str(e["metric"]), language=lang, value=float(value),
+                     scale=float(scale), overrides=tuple(e.get("overrides") or ()), verifier=e.get("verifier"))
+            for e in data["rows"] for lang, value in e["values"].items()]
+
+
+def table_path(profile_path: str | Path) -> Path:
+    """Where the table file of a profile lives: ``papers/<name>.yaml`` beside it."""
+    path = Path(profile_path)
+    return path.parent / "papers" / path.name
+
+
+def load_table(path: str | Path) -> list[PaperRow]:
+    """``parse_table`` of a table file."""
+    return parse_table(yaml.safe_load(Path(path).read_text(encoding="utf-8")), str(path))
+
+
+REPOSITORY_PROFILES = Path(__file__).resolve().parents[1] / "profiles"
+
+
+def find_table(name: str, project_dir: str | Path) -> Path | None:
+    """The table file of the profile called ``name``: in the project's ``profiles/papers/``, else the shipped one."""
+    for root in (Path(project_dir) / "profiles", REPOSITORY_PROFILES):
+        path = root / "papers" / f"{name}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
+def resolve_table(spec: str, project_dir: str | Path = ".") -> Path:
+    """The table file ``spec`` names: a paper profile's path (its table beside it), a table file, or a profile
+    name; ``ValueError`` saying what was looked for.
+
+    >>> resolve_table("qwen2.5-3b-lcrl-mkqa").name
+    'qwen2.5-3b-lcrl-mkqa.yaml'
+    """
+    path = Path(spec)
+    if path.suffix in (".yaml", ".yml"):
+        table = path if path.parent.name == "papers" else table_path(path)
+        if table.is_file():
+            return table
+        raise ValueError(f"{spec}: no paper table at {table} (a paper profile's table is papers/<name>.yaml beside "
+                         "it; the cpu-* twins have none: name their paper profile)")
+    found = find_table(spec, project_dir)
+    if found is None:
+        raise ValueError(f"{spec}: no paper table named so in {Path(project_dir) / 'profiles' / 'papers'} or "
+                         f"{REPOSITORY_PROFILES / 'papers'}")
+    return found
+
+
+def table_title(path: str | Path) -> str:
+    """The ``paper`` field of a table file (the paper's title)."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return str(data.get("paper", Path(path).stem)) if isinstance(data, Mapping) else Path(path).stem
