@@ -9,8 +9,11 @@ first), the dataset (``components.training.grpo_data``) and the section.
   "merge + fresh adapter" (``components.training.callbacks``).
 * Resumes from the last complete checkpoint under ``<out>/trainer`` when
   ``resume`` is set, with the curricula and reference resets of that checkpoint.
-* On CPU: ``use_cpu=True, bf16=False`` (trl refuses otherwise); ``report_to=[]``:
-  metrics go to ``<out>/metrics.jsonl`` and the task logs them to MLflow.
+* ``GRPOConfig`` is built from the section (``GRPOStageSettings.trl_arguments``):
+  its trl keys as given, the values derived from its own fields (sampling, reward
+  weights, vLLM), and where the trainer runs: on CPU ``use_cpu=True, bf16=False``
+  (trl refuses otherwise); ``report_to=[]``: metrics go to ``<out>/metrics.jsonl``
+  and the task logs them to MLflow.
 * Validation curves: with ``validation.enabled`` the policy answers the held-out
   set every N steps (``components.training.validation``).
 * Writes ``<out>/adapter`` (final adapter, plus curriculum/reset state),
@@ -30,33 +33,15 @@ from components.training.callbacks import CurriculumCallback, MetricsJsonlCallba
 from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, trainer_runtime,
 )  # fmt: skip
 
 
-def grpo_config(settings: GRPOStageSettings, model: ModelSettings, output_dir: Path, device: str,
-                weights: list[float]) -> Any:
-    """trl ``GRPOConfig`` from the section (trl 1.16 field names; sampling from ``settings.sampling``)."""
+def grpo_config(settings: GRPOStageSettings, model: ModelSettings, output_dir: Path, device: str) -> Any:
+    """trl ``GRPOConfig`` from the section: its trl keys, the values it derives, where the trainer runs."""
     from trl import GRPOConfig
 
-    sampling, vllm = settings.sampling, model.backend == "vllm"
-    return GRPOConfig(
-        output_dir=str(output_dir), use_cpu=device == "cpu", bf16=mixed_precision_bf16(model, device), fp16=False,
-        report_to=[], logging_steps=settings.logging_steps, save_strategy="steps", save_steps=settings.save_steps,
-        save_total_limit=settings.save_total_limit, max_steps=settings.max_steps,
-        num_train_epochs=settings.num_train_epochs, learning_rate=settings.learning_rate,
-        lr_scheduler_type=settings.lr_scheduler_type, warmup_steps=settings.warmup_ratio,
-        per_device_train_batch_size=settings.per_device_train_batch_size,
-        gradient_accumulation_steps=settings.gradient_accumulation_steps,
-        generation_batch_size=settings.generation_batch_size, num_generations=sampling.n,
-        max_completion_length=sampling.max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
-        seed=sampling.seed, beta=settings.beta, epsilon=settings.epsilon, num_iterations=settings.num_iterations,
-        loss_type=settings.loss_type, scale_rewards=settings.scale_rewards, reward_weights=weights,
-        chat_template_kwargs={"enable_thinking": model.thinking}, use_vllm=vllm,
-        vllm_mode=settings.vllm_mode, vllm_gpu_memory_utilization=model.gpu_memory_utilization,
-        vllm_server_base_url=settings.vllm_server_base_url, vllm_max_model_length=model.max_model_len,
-        gradient_checkpointing=settings.gradient_checkpointing, disable_tqdm=True, log_completions=False,
-    )  # fmt: skip
+    return GRPOConfig(**settings.trl_arguments(trainer_runtime(model, device, output_dir)))
 
 
 def accelerator_sum(accelerator: Any):
@@ -87,7 +72,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
         attach_judge(reward, out_dir / "judge-cache")
     columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
     rows = training_rows(raw_rows, settings, model_settings, tokenizer, keep=columns)
-    config = grpo_config(settings, model_settings, out_dir / "trainer", device, [r.weight for r in settings.rewards])
+    config = grpo_config(settings, model_settings, out_dir / "trainer", device)
     trainer = grouped_trainer(settings, rows, raw_rows, out_dir, model=model, reward_funcs=rewards, args=config,
                               processing_class=tokenizer, peft_config=lora_config(settings.lora))  # LcRL hook
     curricula = {r.__name__: r.curriculum for r in rewards if getattr(r, "curriculum", None) is not None}

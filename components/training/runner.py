@@ -5,10 +5,11 @@ Each training stage runs in its own process: memory is freed when the stage
 ends, and the same command scales to several GPUs through accelerate/DeepSpeed
 configs. The task writes a ``TrainingJob`` to ``<out>/job.json`` and runs::
 
-    accelerate launch --config_file profiles/accelerate/<name>.yaml -m components.training \
+    accelerate launch --config_file components/training/accelerate/<name>.yaml -m components.training \
         --job <out>/job.json --out <out> [--phase train|rollouts]
 
-(plain ``python -m components.training …`` without an accelerate config).
+(plain ``python -m components.training …`` without an accelerate config; on several
+nodes, with each node's ``--num_machines``/``--machine_rank``: ``components.training.nodes``).
 
 * A checkpoint counts as complete only once ``checkpoint_complete.json`` is in
   it: ``MarkCompleteCallback`` is added after every other callback, so it is
@@ -40,11 +41,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from components.settings import GRPOStageSettings, LoraSettings, ModelSettings, SFTSettings
+from components.settings.base import unknown_name_message
+from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
+from components.training.nodes import Rendezvous
 
 COMPLETE_MARKER = "checkpoint_complete.json"
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-SHIPPED_ACCELERATE = Path(__file__).resolve().parents[2] / "profiles" / "accelerate"
 
 
 class TrainingJob(BaseModel):
@@ -92,7 +95,7 @@ def read_job(path: str | Path) -> TrainingJob:
 
 
 def accelerate_config_path(name: str) -> Path:
-    """A shipped config (``profiles/accelerate/<name>.yaml``) or a path to one.
+    """A shipped config by name (``components.training.accelerate``) or the path of a YAML file.
 
     >>> accelerate_config_path("cpu").name
     'cpu.yaml'
@@ -100,28 +103,33 @@ def accelerate_config_path(name: str) -> Path:
     candidate = Path(name).expanduser()
     if candidate.suffix in (".yaml", ".yml"):
         return candidate
-    shipped = SHIPPED_ACCELERATE / f"{name}.yaml"
-    if not shipped.is_file():
-        known = sorted(p.stem for p in SHIPPED_ACCELERATE.glob("*.yaml"))
-        raise ValueError(f"unknown accelerate config {name!r} (shipped: {', '.join(known)})")
-    return shipped
+    if name not in ACCELERATE_CONFIGS:
+        raise ValueError(unknown_name_message("accelerate config", name, sorted(ACCELERATE_CONFIGS)))
+    return ACCELERATE_CONFIGS[name]
 
 
 def launch_command(python: str, accelerate_config: Path | None, job_path: Path, out_dir: Path,
-                   phase: str = "train", cpu_threads: int | None = None) -> list[str]:
-    """``accelerate launch`` of the training entry point (same interpreter, so the same environment)."""
+                   phase: str = "train", cpu_threads: int | None = None,
+                   rendezvous: Rendezvous | None = None) -> list[str]:
+    """``accelerate launch`` of the training entry point (same interpreter, so the same environment); on several
+    nodes, with this node's place in the job (``components.training.nodes``)."""
     tail = ["-m", "components.training", "--job", str(job_path), "--out", str(out_dir), "--phase", phase]
     if accelerate_config is None:
+        if rendezvous is not None:
+            raise ValueError("training on several nodes needs an accelerate config (accelerate_config)")
         return [python, *tail]
     threads = ["--num_cpu_threads_per_process", str(cpu_threads)] if cpu_threads else []
-    return [python, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config), *threads, *tail]
+    nodes = rendezvous.launch_flags() if rendezvous is not None else []
+    return [python, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config), *nodes, *threads,
+            *tail]
 
 
-def job_launch_command(python: str, job: TrainingJob, job_path: Path, out_dir: Path, phase: str = "train") -> list[str]:
+def job_launch_command(python: str, job: TrainingJob, job_path: Path, out_dir: Path, phase: str = "train",
+                       rendezvous: Rendezvous | None = None) -> list[str]:
     """``launch_command`` with the stage's accelerate config and thread count."""
     settings = job.settings
     config = accelerate_config_path(settings.accelerate_config) if settings.accelerate_config else None
-    return launch_command(python, config, job_path, out_dir, phase, settings.cpu_threads)
+    return launch_command(python, config, job_path, out_dir, phase, settings.cpu_threads, rendezvous)
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -210,6 +218,16 @@ def resolve_dtype(model: ModelSettings, device: str) -> str:
 def mixed_precision_bf16(model: ModelSettings, device: str) -> bool:
     """trl's ``bf16`` flag: bfloat16 weights on CUDA (trl refuses it on CPU)."""
     return device == "cuda" and resolve_dtype(model, device) == "bfloat16"
+
+
+def trainer_runtime(model: ModelSettings, device: str, output_dir: Path) -> dict[str, Any]:
+    """The trl values decided by where the trainer runs (``components.settings.trainer.TRL_RUNTIME``).
+
+    >>> trainer_runtime(ModelSettings(), "cpu", Path("o"))
+    {'output_dir': 'o', 'use_cpu': True, 'bf16': False, 'fp16': False, 'report_to': []}
+    """
+    return {"output_dir": str(output_dir), "use_cpu": device == "cpu", "bf16": mixed_precision_bf16(model, device),
+            "fp16": False, "report_to": []}
 
 
 def load_model(model: ModelSettings, device: str, *, padding_side: str = "right") -> tuple[Any, Any]:

@@ -24,7 +24,8 @@ returned: trl recomputes them with the policy where it needs them.
 Turns are generated with the trainer's model through ``transformers`` (stop
 strings ``</search>``/``</answer>``) or, with ``use_vllm`` in ``colocate``
 mode, through trl's colocated vLLM engine (tensor parallel size 1). The whole
-completion is kept within ``max_completion_length`` tokens.
+completion is kept within ``max_completion_length`` tokens. The tags and their
+parsing are ``components.retrieval.protocol``'s, shared with test-time generation.
 
 >>> parse_action("I should look. <search> capital of Japan </search>")
 ('search', 'capital of Japan')
@@ -36,22 +37,13 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from components.retrieval.base import Retriever, format_information, round_languages
-
-ACTION = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
-STOP_STRINGS = ("</search>", "</answer>")
-INVALID_NOTICE = ("\nNo action found: end a turn with <search> query </search> to search, "
-                  "or with <answer> answer </answer> to answer.\n")
-
-
-def parse_action(text: str) -> tuple[str | None, str]:
-    """The first ``<search>``/``<answer>`` block of a turn: ``(kind, content)``, or ``(None, "")``."""
-    match = ACTION.search(text)
-    return (match.group(1), match.group(2).strip()) if match else (None, "")
+from components.retrieval.protocol import (
+    INFORMATION_HEAD, INFORMATION_TAIL, INVALID_NOTICE, STOP_STRINGS, parse_action,
+)  # fmt: skip
 
 
 def prompt_key(prompt: Any) -> str:
@@ -167,8 +159,8 @@ class SearchRollout:
             state.searches += 1
 
     def _append_information(self, tokenizer, state: Trajectory, body: str) -> None:
-        head = tokenizer("\n\n<information>\n", add_special_tokens=False)["input_ids"]
-        tail = tokenizer("\n</information>\n\n", add_special_tokens=False)["input_ids"]
+        head = tokenizer(INFORMATION_HEAD, add_special_tokens=False)["input_ids"]
+        tail = tokenizer(INFORMATION_TAIL, add_special_tokens=False)["input_ids"]
         room = min(self.settings.max_information_tokens, self.budget - len(state.ids)) - len(head) - len(tail)
         if room <= 0:
             state.done = True

@@ -8,8 +8,10 @@
   conversational form, rendered with the tokenizer's chat template by trl;
   ``"plain"``: ``prompt + "\\n\\n"`` then the completion (trl appends EOS). Loss
   is on the completion only (trl's default for prompt-completion data).
-- ``use_cpu=True`` when no accelerator is visible (trl refuses otherwise);
-  ``report_to=[]``: metrics go to ``<out>/metrics.jsonl`` through the shared sink.
+- ``SFTConfig`` is built from the section (``SFTSettings.trl_arguments``): its trl
+  keys as given, and where the trainer runs: ``use_cpu=True`` when no accelerator
+  is visible (trl refuses otherwise); ``report_to=[]``: metrics go to
+  ``<out>/metrics.jsonl`` through the shared sink.
 - Checkpoints every ``save_steps`` under ``<out>/trainer``; a restart resumes from
   the last complete one. The adapter goes to ``<out>/adapter``, the merged model
   (``merge``) to ``<out>/merged``, and ``<out>/result.json`` records steps, loss
@@ -25,7 +27,7 @@ from typing import Any
 from components.settings import SFTSettings
 from components.training.callbacks import MetricsJsonlCallback
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, mixed_precision_bf16, resolve_device, resume_checkpoint,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, trainer_runtime,
 )  # fmt: skip
 
 
@@ -46,19 +48,10 @@ def sft_examples(rows: list[dict[str, Any]], template: str) -> list[dict[str, An
 
 
 def training_arguments(sft: SFTSettings, out_dir: Path, device: str):
-    """``SFTConfig`` from the section (explicit keywords, nothing passed through)."""
+    """``SFTConfig`` from the section: its trl keys, the warm-up, and where the trainer runs."""
     from trl import SFTConfig
 
-    return SFTConfig(
-        output_dir=str(out_dir / "trainer"), learning_rate=sft.learning_rate, lr_scheduler_type=sft.lr_scheduler_type,
-        warmup_steps=sft.warmup_ratio, num_train_epochs=sft.num_train_epochs, max_steps=sft.max_steps,
-        per_device_train_batch_size=sft.per_device_train_batch_size,
-        gradient_accumulation_steps=sft.gradient_accumulation_steps,
-        gradient_checkpointing=sft.gradient_checkpointing, bf16=mixed_precision_bf16(sft.model, device),
-        max_length=sft.max_length, logging_steps=sft.logging_steps, save_strategy="steps",
-        save_steps=sft.save_steps, save_total_limit=sft.save_total_limit, seed=sft.seed, report_to=[],
-        use_cpu=device == "cpu", dataloader_num_workers=0, disable_tqdm=True,
-    )  # fmt: skip
+    return SFTConfig(**sft.trl_arguments(trainer_runtime(sft.model, device, out_dir / "trainer")))
 
 
 def output_dirs(sft: SFTSettings, out_dir: Path) -> dict[str, str | None]:
@@ -86,7 +79,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
                                     MarkCompleteCallback(abort_after)])  # fmt: skip
     if len(trainer.train_dataset) == 0:
         raise ValueError(f"all {len(rows)} examples were dropped while tokenizing: every prompt is longer than "
-                         f"max_length={sft.max_length} tokens, so no completion token is left to learn; raise sft.max_length")
+                         f"max_length={trainer.args.max_length} tokens, so no completion token is left to learn; raise sft.max_length")
     return trainer, len(rows)
 
 
@@ -107,16 +100,3 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
             trainer.processing_class.save_pretrained(dirs["merged_dir"])
         (out_dir / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result
-
-
-def policy_model(model: Any, template: str, base_path: str, adapter_dir: str) -> Any:
-    """``ModelSettings`` that sample the SFT model: the base weights with the trained adapter.
-
-    >>> from components.settings import ModelSettings
-    >>> m = policy_model(ModelSettings(backend="vllm", model="embedded:gemma3-270m"), "chat", "/b", "/a/adapter")
-    >>> (m.backend, m.model, m.adapter, m.chat, m.thinking)
-    ('vllm', '/b', '/a/adapter', True, True)
-    """
-    chat = template == "chat"
-    return model.model_copy(update={"model": base_path, "gguf_file": None, "adapter": adapter_dir, "chat": chat,
-                                    "thinking": chat})

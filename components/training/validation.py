@@ -1,8 +1,10 @@
 """Validation curves during GRPO: the policy answers a held-out set every N steps (AdaMame figure 3).
 
-AdaMame evaluates its policy on a held-out validation set (250 queries per
-language) every two training batches and plots validation accuracy beside the
-share of rollouts reasoning in the query language. ``ValidationCallback`` does
+AdaMame evaluates its policy on a held-out validation set every two training
+batches and plots validation accuracy beside the share of rollouts reasoning in
+the query language (its figure caption says 250 queries per language; its
+released validation file holds 250 in all, 50 per language, which is what the
+AdaMame profiles use through ``limit_per_language``). ``ValidationCallback`` does
 the same inside the trainer process:
 
 * at ``on_step_end`` of every ``every_n_steps``-th optimizer step (and at
@@ -58,11 +60,12 @@ def validation_metrics(rows: list[dict], completions: list[list[Any]], verifier:
                        extraction: str = "strict") -> dict[str, float]:
     """``validation/<metric>/<lang>`` (and ``/overall``): accuracy, LCPR and mean response length in tokens."""
     from components.scoring import score_rows
+    from components.settings import ScoringSettings
 
     samples = [{"id": row["id"], "lang": row["lang"], "gold": row["gold"], "completion": c.text,
                 "sample_index": index, "num_tokens": c.num_tokens}
                for row, outputs in zip(rows, completions) for index, c in enumerate(outputs)]
-    scored = score_rows(samples, verifier=verifier, lcpr_rule="adamame", extraction=extraction)
+    scored = score_rows(samples, ScoringSettings(verifier=verifier, lcpr_rule="adamame", extraction=extraction))
     out: dict[str, float] = {}
     for lang, cell in scored["aggregate"].items():
         out.update({f"validation/{name}/{lang}": float(cell[name]) for name in METRICS if cell.get(name) is not None})

@@ -10,6 +10,9 @@
   count 4 eligible responses, not 8.
 * LoRA SFT: a two-process run killed after a complete checkpoint resumes from
   it and finishes with both processes.
+* LoRA SFT on two "nodes" (two launchers on this machine, one trainer process
+  each, ranks from the rendezvous variables a multi-node work pool sets): killed
+  after a complete checkpoint, restarted, it resumes from it.
 
 Both go through the trainer entry point as the tasks launch it (``run_trainer``).
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from components.training.accelerate import ACCELERATE_CONFIGS
 from tests.e2e.conftest import free_port
 
 pytestmark = pytest.mark.slow
@@ -64,7 +68,7 @@ def kill_tree(process: subprocess.Popen) -> None:
 
 
 def two_process_config(path: Path) -> Path:
-    text = (REPO / "profiles" / "accelerate" / "cpu-2.yaml").read_text(encoding="utf-8")
+    text = ACCELERATE_CONFIGS["cpu-2"].read_text(encoding="utf-8")
     path.write_text(text.replace("main_process_port: 29517", f"main_process_port: {free_port()}"), encoding="utf-8")
     return path
 
@@ -92,7 +96,7 @@ def scripted(tmp_path_factory) -> dict:
 def grpo_result(scripted: dict, processes: int, accelerate_config: str, out: Path) -> dict:
     from components.settings import GRPOStageSettings
     from components.training.runner import TrainingJob
-    from tasks.training import run_trainer
+    from runtime.training import run_trainer
 
     reward = {"name": "pcs", "params": {"require_think": False, "extraction": "lenient", "tau_interval": 1,
                                         "tau_pass_threshold": 0.5, "tau_window": "batch"}}
@@ -119,7 +123,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
     from components.data.datasets import write_table
     from components.settings import SFTSettings
     from components.training.runner import TrainingJob, job_launch_command, last_complete_checkpoint, write_job
-    from tasks.training import run_trainer
+    from runtime.training import run_trainer
 
     rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
             for i, (lang, q) in enumerate(QUESTIONS)]
@@ -149,6 +153,62 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
     assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < 30
 
     run_trainer(job(two_process_config(tmp_path / "second.yaml")), out)
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["resumed_from"] == str(checkpoint)
+    assert (result["global_step"], result["num_processes"]) == (30, 2)
+    assert (out / "adapter" / "adapter_model.safetensors").is_file()
+
+
+LEAD = ("import sys; from pathlib import Path; from components.training.runner import read_job; "
+        "from runtime.training import run_trainer; run_trainer(read_job(sys.argv[1]), Path(sys.argv[2]))")
+
+
+def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
+    """Two "nodes" on one machine: node 0 runs the training task (as its flow run would) under ``node lead``,
+    node 1 runs ``node follow``; each starts one trainer process of a two-process job that meets in a static
+    rendezvous (gloo). Both are killed after a complete checkpoint, restarted, and the run resumes from it."""
+    from components.data.datasets import write_table
+    from components.settings import SFTSettings
+    from components.training.runner import TrainingJob, last_complete_checkpoint, write_job
+
+    rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
+            for i, (lang, q) in enumerate(QUESTIONS)]
+    sft = SFTSettings(model={"model": str(tiny_model_dir), "device": "cpu", "dtype": "float32"}, template="plain",
+                      max_length=64, per_device_train_batch_size=1, max_steps=30, save_steps=2, save_total_limit=None,
+                      gradient_checkpointing=False, accelerate_config="cpu-2", cpu_threads=1)
+    out = tmp_path / "sft"
+    job = TrainingJob(stage="sft", sft=sft, model=str(tiny_model_dir),
+                      dataset=str(write_table(rows, tmp_path / "sft.parquet", "sft")))
+    job_path = write_job(job, out)
+
+    def start_nodes() -> tuple[subprocess.Popen, subprocess.Popen]:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+                   POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE="1", POLYREASON_MASTER_ADDR="127.0.0.1",
+                   POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
+                   POLYREASON_NODE_POLL_S="0.2")
+        log = (tmp_path / "nodes.log").open("a")
+        lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
+                                 LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
+                                    env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        return lead, follower
+
+    lead, follower = start_nodes()
+    deadline = time.time() + 300
+    while last_complete_checkpoint(out / "trainer") is None:
+        assert lead.poll() is None and follower.poll() is None, (tmp_path / "nodes.log").read_text()[-4000:]
+        assert time.time() < deadline, "no complete checkpoint within 5 minutes"
+        time.sleep(0.05)
+    kill_tree(lead)
+    kill_tree(follower)
+    checkpoint = last_complete_checkpoint(out / "trainer")
+    assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < 30
+
+    lead, follower = start_nodes()
+    assert lead.wait(timeout=600) == 0, (tmp_path / "nodes.log").read_text()[-4000:]
+    assert follower.wait(timeout=60) == 0  # node 0's run is done: the follower ends by itself
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert result["resumed_from"] == str(checkpoint)
     assert (result["global_step"], result["num_processes"]) == (30, 2)

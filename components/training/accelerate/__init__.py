@@ -1,0 +1,25 @@
+"""The accelerate launch configs polyreason ships, by name (``sft.accelerate_config: cpu``).
+
+They live inside the package (``components`` ships its YAML files as package
+data), so an installed polyreason finds them wherever it runs; a profile may
+also give the path of a config of its own. Each file's comment says what it
+launches.
+
+>>> sorted(ACCELERATE_CONFIGS)
+['cpu', 'cpu-2', 'multi-gpu-fsdp', 'multi-gpu-zero2', 'multi-gpu-zero3', 'single-gpu']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DIRECTORY = Path(__file__).resolve().parent
+
+ACCELERATE_CONFIGS: dict[str, Path] = {
+    "cpu": DIRECTORY / "cpu.yaml",  # one CPU process (tests, laptops, CI)
+    "cpu-2": DIRECTORY / "cpu-2.yaml",  # two CPU processes over gloo (multi-process tests)
+    "single-gpu": DIRECTORY / "single-gpu.yaml",  # one GPU
+    "multi-gpu-zero2": DIRECTORY / "multi-gpu-zero2.yaml",  # every GPU of a machine, DeepSpeed ZeRO-2
+    "multi-gpu-zero3": DIRECTORY / "multi-gpu-zero3.yaml",  # every GPU of one or more machines, DeepSpeed ZeRO-3
+    "multi-gpu-fsdp": DIRECTORY / "multi-gpu-fsdp.yaml",  # every GPU of one or more machines, FSDP2
+}
