@@ -54,6 +54,17 @@ BASE_LANGUAGES: frozenset[str] = frozenset(
     {"en", "es", "fr", "de", "ru", "zh", "ja", "th", "sw", "bn", "te", "pt", "ko"}
 )
 
+# English names of languages by ISO 639-1 code, for instructions that name a language (a translation
+# prompt, a judge's prompt, the search instruction) and for file-name templates with ``{language}``.
+LANGUAGE_NAMES = {
+    "en": "English", "es": "Spanish", "fr": "French", "de": "German", "ru": "Russian",
+    "zh": "Chinese", "ja": "Japanese", "th": "Thai", "sw": "Swahili", "bn": "Bengali",
+    "te": "Telugu", "pt": "Portuguese", "ko": "Korean", "ar": "Arabic", "vi": "Vietnamese",
+    "it": "Italian", "id": "Indonesian", "hi": "Hindi", "tr": "Turkish", "nl": "Dutch",
+    "fi": "Finnish", "da": "Danish", "he": "Hebrew", "hu": "Hungarian", "km": "Khmer", "ms": "Malay",
+    "no": "Norwegian", "pl": "Polish", "sv": "Swedish", "ca": "Catalan", "uk": "Ukrainian", "cs": "Czech",
+}  # fmt: skip
+
 # Unicode ranges per script (character-class bodies for ``re``).
 SCRIPT_RANGES: dict[str, str] = {
     "latin": "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"

@@ -11,14 +11,16 @@ runs it (after an evaluation of the profile's model when no file is given).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
-from flows.runtime import prepared, require
-from tasks import tracking
+from runtime import tracking
+from runtime.artifacts import ArtifactRef
+from runtime.cache_report import record_task_code
+from runtime.outputs import AuditOutputs, EvaluationOutputs
+from runtime.project import Project, prepared, require
+from runtime.tracking import RunRef
 from tasks.audit import (
     combine_generations_task,
     diagnostics_task,
@@ -33,23 +35,20 @@ from tasks.audit import (
     stress_table_ref,
     stress_task,
 )
-from tasks.caching import ArtifactRef
-from tasks.outputs import EvaluationOutputs
-from tasks.tracking import RunRef
 
 
-def audited_generations(profile: Profile, evaluation: EvaluationOutputs | None, project: Path) -> ArtifactRef:
+def audited_generations(profile: Profile, evaluation: EvaluationOutputs | None, project: Project) -> ArtifactRef:
     """The audited rows: the configured file, else the generations of the evaluation handed in."""
     if profile.audit.generations:
         return file_ref(profile.audit.generations)
     if evaluation is None:
         raise ProfileError(f"profile {profile.name!r}: audit.generations is unset and no evaluation was run to audit")
     refs = [file_ref(bench.generations.path) for bench in evaluation.benchmarks.values()]
-    return combine_generations_task(refs, str(project))
+    return combine_generations_task(refs, project)
 
 
 def number_only_generations(profile: Profile, evaluation: EvaluationOutputs | None, generations: ArtifactRef,
-                            project: Path) -> ArtifactRef | None:
+                            project: Project) -> ArtifactRef | None:
     """Rows of the number-only interface: configured, generated with the evaluated model, or none."""
     settings = profile.audit
     if not settings.probe:
@@ -58,13 +57,13 @@ def number_only_generations(profile: Profile, evaluation: EvaluationOutputs | No
         return file_ref(settings.number_only_generations)
     if evaluation is None:
         return None
-    return number_only_generation_task(generations, evaluation.model.model, profile.evaluation.sampling,
-                                       str(project))
+    return number_only_generation_task(generations, evaluation.model.model, profile.evaluation.sampling, project)
 
 
 @flow(name="polyreason-audit", persist_result=True)
-def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None, parent: RunRef | None = None) -> dict:
-    """Run every audit step on the profile's generations (or the evaluation's); returns a summary of the figures."""
+def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None,
+               parent: RunRef | None = None) -> AuditOutputs:
+    """Run every audit step on the profile's generations (or the evaluation's); returns the audit's figures."""
     profile, project = prepared(profile)
     settings = require(profile, "audit")
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-audit", stage="audit",
@@ -72,28 +71,20 @@ def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None, pa
         generations = audited_generations(profile, evaluation, project)
         table = stress_table_ref(settings.stress_table)
         stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,
-                             settings.stress_golds, str(project))
-        judged = judge_task(generations, settings.proxies, settings.reference, str(project))
-        diagnostics = diagnostics_task(judged, settings.proxies, str(project))
+                             settings.stress_golds, project)
+        judged = judge_task(generations, settings.proxies, settings.reference, project)
+        diagnostics = diagnostics_task(judged, settings.proxies, project)
         number_only = number_only_generations(profile, evaluation, generations, project)
         probe = None
         if number_only is not None:
-            judged_number_only = judge_task(number_only, settings.proxies, settings.reference, str(project))
-            probe = probe_task(judged, judged_number_only, settings.proxies, str(project))
-        selection = selection_task(judged, str(project)) if settings.selection else None
+            judged_number_only = judge_task(number_only, settings.proxies, settings.reference, project)
+            probe = probe_task(judged, judged_number_only, settings.proxies, project)
+        selection = selection_task(judged, project) if settings.selection else None
         guard = guard_task(generations, settings.guard_verifier, settings.guard_metric, settings.warn_vlb,
                            settings.fail_vlb, settings.reference)
-        figure = figure_task(diagnostics, stress, selection, str(project))
-        results = [ref for ref in (stress, judged, diagnostics, probe, selection, guard) if ref is not None]
-        logged = log_audit_task(run, results, figure)
-    return {
-        "run_id": run.run_id, "tracking_uri": run.tracking_uri, "generations": generations.path,
-        "number_only_generations": number_only.path if number_only else None, "metrics_logged": logged,
-        "errors": judged.summary["errors"], "errors_file": judged.summary["errors_file"],
-        "stress": stress.summary["summary"], "vlb": diagnostics.summary["vlb"],
-        "accuracy": diagnostics.summary["accuracy"],
-        "probe": {k: probe.summary[k] for k in ("accuracy_gap", "verifiers")} if probe else None,
-        "selection": selection.summary["report"] if selection else None,
-        "guard": {k: guard.summary[k] for k in ("verifier", "metric", "vlb", "status")},
-        "figure": figure.path,
-    }
+        figure = figure_task(diagnostics, stress, selection, project)
+        outputs = log_audit_task(run, generations, number_only, stress, judged, diagnostics, probe, selection, guard,
+                                 figure)
+        record_task_code(run, [stress_task, judge_task, diagnostics_task, guard_task, figure_task]
+                         + ([probe_task] if probe else []) + ([selection_task] if selection else []))
+    return outputs

@@ -6,7 +6,7 @@ model and dataset); otherwise the command runs the recipe restricted to the
 stages it needs, so only ``flows/recipe.py`` knows their order. Every command
 returns a JSON-ready summary; the recipe's also carries the comparison table.
 ``sections_for`` names the profile sections a command will run, which
-``tasks.preflight`` checks before anything starts.
+``cli.preflight`` checks before anything starts.
 """
 
 from __future__ import annotations
@@ -28,12 +28,19 @@ def run_recipe(profile: Profile, stages: list[str] | None = None) -> dict:
     summary = _dump(outputs)
     if outputs.comparison is not None:
         summary["comparison_table"] = (Path(outputs.comparison.path) / "comparison.txt").read_text(encoding="utf-8")
+    if outputs.paper is not None:
+        summary["comparison_table"] = (summary.get("comparison_table", "") + "\n"
+                                       + (Path(outputs.paper.path) / "paper.txt").read_text(encoding="utf-8"))
     return summary
 
 
 def run_evaluate(profile: Profile) -> dict:
     from flows.evaluation import evaluation_flow
 
+    if profile.execution.fans_out:  # its benchmarks (or their languages) as tasks first
+        from flows.fanout import evaluation_fanout_flow
+
+        evaluation_fanout_flow(profile)
     return _dump(evaluation_flow(profile))
 
 
@@ -41,10 +48,10 @@ def run_audit(profile: Profile) -> dict:
     if profile.audit is not None and profile.audit.generations:
         from flows.audit import audit_flow
 
-        return audit_flow(profile)
+        return _dump(audit_flow(profile))
     from flows.recipe import recipe_flow
 
-    return recipe_flow(profile, ["evaluation", "audit"]).audit
+    return _dump(recipe_flow(profile, ["evaluation", "audit"]).audit)
 
 
 def run_data(profile: Profile) -> dict:
@@ -71,7 +78,7 @@ STAGE_SECTIONS = ("data", "sft", "grpo", "evaluation", "audit")
 
 def sections_for(command: str, profile: Profile) -> list[str]:
     """The profile sections ``command`` runs; ``ProfileError`` naming the one it needs when the profile lacks it."""
-    from flows.runtime import require
+    from runtime.project import require
 
     if command == "recipe":
         present = [name for name in STAGE_SECTIONS if getattr(profile, name) is not None]

@@ -2,7 +2,10 @@
 
 Items are evaluation runs, a recipe's parent run, or registered versions
 (``models:/NAME/VERSION``, ``models:/NAME@ALIAS``); ``baseline`` is the label of the
-row the deltas are taken against (default: the first).
+row the deltas are taken against (default: the first). With ``paper`` (a paper table
+file) the runs are also held against the paper's rows (``components.paper_comparison``):
+measured against printed, the difference and the measured value's 95% interval, the
+rows no run measures listed as missing.
 """
 
 from __future__ import annotations
@@ -10,21 +13,30 @@ from __future__ import annotations
 from prefect import flow
 
 from components.settings import TrackingSettings
-from flows.runtime import prepared_project
-from tasks import tracking
-from tasks.compare import gather_task, log_comparison_task, render_task
+from runtime import tracking
+from runtime.outputs import ComparisonOutputs
+from runtime.project import prepared_project
+from tasks.compare import (
+    gather_measurements_task, gather_task, log_comparison_task, log_paper_task, paper_task, render_task,
+)  # fmt: skip
 
 
 @flow(name="polyreason-compare")
 def compare_flow(items: list[str], baseline: str | None = None, tracking_settings: TrackingSettings | None = None,
-                 project_dir: str = ".") -> dict:
-    """Compare the evaluations of ``items`` per language and log the result to a new comparison run."""
+                 project_dir: str = ".", paper: str | None = None) -> ComparisonOutputs:
+    """Compare the evaluations of ``items`` per language (and against ``paper``'s table) in a new comparison run."""
     settings, project = tracking_settings or TrackingSettings(), prepared_project(project_dir)
-    tables = gather_task(tracking.tracking_uri(settings, project), items)
-    baseline = baseline or next(iter(tables))
+    uri = tracking.tracking_uri(settings, project)
+    evaluations = gather_task(uri, items, project)
+    baseline = baseline or next(iter(evaluations.tables))
     with tracking.stage_run(settings, project, "comparison", stage="comparison",
                             tags={"polyreason.compared": ",".join(items), "polyreason.baseline": baseline}) as run:
-        comparison = render_task(tables, baseline, str(project))
+        comparison = render_task(evaluations, baseline, project)
         log_comparison_task(run, comparison)
-    return {"run_id": run.run_id, "run_url": tracking.run_url(run), "models": list(tables), "baseline": baseline,
-            "table": (comparison.path + "/comparison.txt")}
+        held = paper_task(gather_measurements_task(uri, items), paper, project) if paper else None
+        if held is not None:
+            log_paper_task(run, held)
+    return ComparisonOutputs(run_id=run.run_id, run_url=tracking.run_url(run), models=list(evaluations.tables),
+                             baseline=baseline, table=comparison.path + "/comparison.txt",
+                             rows=comparison.path + "/comparison.json",
+                             paper_table=held and held.path + "/paper.txt", paper_rows=held and held.path + "/paper.json")

@@ -18,37 +18,37 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from flows.runtime import prepared, require, was_cached
-from tasks import tracking
+from runtime import tracking
+from runtime.cache_report import mark_cache
+from runtime.outputs import DataOutputs, StepReport
+from runtime.project import Project, prepared, require, was_cached
+from runtime.tracking import RunRef
 from tasks.data import (
     file_identity_task, log_step_task, model_identity_task, source_task, traces_from_file_task, traces_task,
     translate_task,
 )  # fmt: skip
-from tasks.outputs import DataOutputs
-from tasks.tracking import RunRef
 
 
-def generated_sft_set(profile: Profile, run: RunRef, project: Path) -> tuple[dict, list]:
+def generated_sft_set(profile: Profile, run: RunRef, project: Project) -> tuple[dict[str, StepReport], list]:
     """Source, translation and teacher traces (cached tasks): the step reports and the task states."""
-    data, cache_dir = profile.data, str(project / ".cache")
-    source = source_task(data.source, file_identity_task(data.source.path), str(project), return_state=True)
+    data = profile.data
+    source = source_task(data.source, file_identity_task(data.source.path), project, return_state=True)
     report = {"source": log_step_task(run, "source", source.result())}
-    models = [model_identity_task(data.translation.model, cache_dir), model_identity_task(data.translation.judge, cache_dir)]
+    models = [model_identity_task(data.translation.model, project), model_identity_task(data.translation.judge, project)]
     translations = translate_task(data.translation, data.source, data.languages, data.source_language,
-                                  source.result(), models, str(project), cache_dir, return_state=True)
+                                  source.result(), models, project, return_state=True)
     report["translation"] = log_step_task(run, "translation", translations.result())
-    teacher = model_identity_task(data.traces.model, cache_dir)
-    traces = traces_task(data.traces, data.languages, translations.result(), teacher, str(project), cache_dir,
-                         return_state=True)
+    teacher = model_identity_task(data.traces.model, project)
+    traces = traces_task(data.traces, data.languages, translations.result(), teacher, project, return_state=True)
     report["traces"] = log_step_task(run, "traces", traces.result())
     return report, [source, translations, traces]
 
 
-def written_sft_set(profile: Profile, run: RunRef, project: Path) -> tuple[dict, list]:
+def written_sft_set(profile: Profile, run: RunRef, project: Project) -> tuple[dict[str, StepReport], list]:
     """Traces written beforehand, filtered (a cached task): the step report and the task state."""
     data = profile.data
-    traces = traces_from_file_task(data.traces, data.languages, file_identity_task(data.traces.from_file),
-                                   str(project), return_state=True)
+    traces = traces_from_file_task(data.traces, data.languages, file_identity_task(data.traces.from_file), project,
+                                   return_state=True)
     return {"traces": log_step_task(run, "traces", traces.result())}, [traces]
 
 
@@ -62,5 +62,6 @@ def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
         build = written_sft_set if data.traces.from_file else generated_sft_set
         report, states = build(profile, run, project)
         sft_set = states[-1].result()
-        tracking.mark_cache(run, [Path(s.result().path).parent for s in states], all(map(was_cached, states)))
+        tasks = [traces_from_file_task] if data.traces.from_file else [source_task, translate_task, traces_task]
+        mark_cache(run, [Path(s.result().path).parent for s in states], all(map(was_cached, states)), tasks)
     return DataOutputs(sft_set=sft_set, report=report, run_id=run.run_id)

@@ -9,8 +9,9 @@ short and any experiment starts without re-deploying:
 * ``advanced_profile``: optionally, a whole typed profile instead of a file.
 
 The choice is validated by the same code as the CLI (every registry name and
-cross-section rule) before any work starts; a bad override fails the flow run
-with a message that names the key. The profiles folder is
+cross-section rule, then the plan's refusals for the stages the command runs)
+before any work starts; a bad override fails the flow run with a message that
+names the key. The flow run carries the plan as a markdown artifact. The profiles folder is
 ``POLYREASON_PROFILES_DIR`` or the repository's ``profiles/``; the project
 directory (where artifacts, ``mlruns/`` and caches live) is
 ``POLYREASON_PROJECT_DIR``, which ``polyreason deploy`` sets on the deployments.
@@ -26,7 +27,8 @@ from prefect import flow
 
 from components.config import load_profile, load_profile_dict
 from components.settings import Profile
-from flows.commands import COMMANDS
+from flows.commands import COMMANDS, sections_for
+from runtime.plans import checked_plan, publish_plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,7 +61,9 @@ def entry_flow(command: str):
 
     def run(profile: ProfileName = DEFAULT_PROFILE, overrides: list[str] = [],  # noqa: B006 - never mutated
             advanced_profile: Profile | None = None) -> dict:
-        return runner(chosen_profile(profile, overrides, advanced_profile))
+        chosen = chosen_profile(profile, overrides, advanced_profile)
+        publish_plan(checked_plan(chosen, sections_for(command, chosen)))
+        return runner(chosen)
 
     run.__doc__ = f"""{help_text}
 
@@ -78,4 +82,3 @@ sft = entry_flow("sft")
 grpo = entry_flow("grpo")
 evaluate = entry_flow("evaluate")
 audit = entry_flow("audit")
-ENTRY_FLOWS = {"recipe": recipe, "data": data, "sft": sft, "grpo": grpo, "evaluate": evaluate, "audit": audit}

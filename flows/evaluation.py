@@ -9,7 +9,10 @@ benchmarks share one loaded generator, and the prompts of every benchmark still 
 it together (one backend call when the batch size allows; one cache entry per benchmark). Metric keys are
 ``evaluation/<benchmark>/<lang>/<metric>`` in every evaluation run, so MLflow's
 compare view lines up runs of any model; the run's ``polyreason.model_tag`` says
-which model it was. ``polyreason evaluate PROFILE.yaml [key=value ...]`` runs it alone.
+which model it was. A QA benchmark (``evaluation.search``) is answered with LcRL's
+search loop over a retrieval index built (and cached) first, and is not pooled with
+the others: its rollouts take turns. ``polyreason evaluate PROFILE.yaml [key=value ...]``
+runs it alone.
 """
 
 from __future__ import annotations
@@ -19,43 +22,65 @@ from pathlib import Path
 from prefect import flow
 
 from components.config import flatten
-from components.settings import EvaluationSettings, Profile
-from flows.runtime import prepared, require, was_cached
-from tasks import tracking
+from components.settings import BenchmarkSettings, EvaluationSettings, Profile
+from runtime import tracking
+from runtime.artifacts import ArtifactRef, file_fingerprint
+from runtime.cache_report import mark_cache
+from runtime.generators import release_generators
+from runtime.outputs import BenchmarkOutput, EvaluationOutputs, ModelRef, PreparedBenchmark
+from runtime.project import Project, prepared, require, was_cached
+from runtime.tracking import RunRef
 from tasks.evaluation import (
     build_prompts_task, generate_task, load_benchmark_task, log_benchmark_task, pool_generations_task, report_task,
     score_task,
 )  # fmt: skip
-from tasks.models import release_generators, resolve_model_task
-from tasks.outputs import BenchmarkOutput, EvaluationOutputs, ModelRef
-from tasks.tracking import RunRef
+from tasks.lcrl import corpus_fingerprint, retrieval_index_task, search_generate_task
+from tasks.models import resolve_model_task
 
 
-def prepare_benchmark(benchmark, section: EvaluationSettings, model: ModelRef) -> dict:
+def prepare_benchmark(benchmark: BenchmarkSettings, section: EvaluationSettings, model: ModelRef) -> PreparedBenchmark:
     """A benchmark's items, load errors, prompts, stop strings and sampling settings."""
     loaded = load_benchmark_task(benchmark)
-    prompts = build_prompts_task(loaded["items"], section.prompt, model)
-    return {"name": benchmark.name, "items": loaded["items"], "errors": loaded["errors"],
-            "prompts": prompts["prompts"], "stop": prompts["stop"], "sampling": section.sampling_for(benchmark)}
+    prompts = build_prompts_task(loaded.items, section.prompt, model)
+    return PreparedBenchmark(name=benchmark.name, items=loaded.items, errors=loaded.errors, prompts=prompts.prompts,
+                             stop=prompts.stop, sampling=section.sampling_for(benchmark))
 
 
-def evaluate_benchmark(run: RunRef, bench: dict, section: EvaluationSettings, model: ModelRef,
-                       project: Path) -> BenchmarkOutput:
+def search_index(section: EvaluationSettings, project: Project) -> ArtifactRef | None:
+    """The retrieval index of the section's search loop (built and cached unless it names one); None without."""
+    if section.search is None:
+        return None
+    retrieval = section.search.retrieval
+    if retrieval.index is not None:
+        return ArtifactRef(retrieval.index, file_fingerprint(Path(retrieval.index) / "meta.json"))
+    return retrieval_index_task(retrieval, corpus_fingerprint(retrieval), project)
+
+
+def generate_benchmark(bench: PreparedBenchmark, section: EvaluationSettings, model: ModelRef, project: Project,
+                       index: ArtifactRef | None):
+    """The generate task's state: plain generation, or the search loop for a QA benchmark."""
+    if bench.name in section.qa_benchmarks():
+        return search_generate_task(bench.items, bench.prompts, model, bench.sampling, section.search, index, project,
+                                    return_state=True)
+    return generate_task(bench.items, bench.prompts, model, bench.sampling, project, bench.stop, return_state=True)
+
+
+def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: EvaluationSettings, model: ModelRef,
+                       project: Project, index: ArtifactRef | None = None) -> BenchmarkOutput:
     """One prepared benchmark through generate, score, report and log.
 
     ``generated``/``scored``: whether those ran or came from the cache. A benchmark pooled with
     others (``pool_generations_task``) finds its samples in its journal: its generate task then
     only finishes and publishes the file.
     """
-    state = generate_task(bench["items"], bench["prompts"], model, bench["sampling"], str(project),
-                          str(project / ".cache"), bench["stop"], return_state=True)
+    state = generate_benchmark(bench, section, model, project, index)
     generations = state.result()
-    scoring = score_task(generations, section.scoring, str(project), return_state=True)
+    scoring = score_task(generations, section.scoring, project, return_state=True)
     scores = scoring.result()
-    report = report_task(bench["name"], generations, scores, str(project))
-    log_benchmark_task(run, bench["name"], report, scores, bench["errors"])
+    report = report_task(bench.name, generations, scores, project)
+    log_benchmark_task(run, bench.name, report, scores, bench.errors)
     return BenchmarkOutput(generations=generations, scores=scores, report=report, generated=not was_cached(state),
-                           scored=not was_cached(scoring), load_errors=len(bench["errors"]))
+                           scored=not was_cached(scoring), load_errors=len(bench.errors))
 
 
 @flow(name="polyreason-evaluation", persist_result=True)
@@ -65,15 +90,19 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
     profile, project = prepared(profile)
     section = require(profile, "evaluation")
     uri = tracking.tracking_uri(profile.tracking, project)
-    model = model or resolve_model_task(section.model, str(project / ".cache"), "base", uri)
+    model = model or resolve_model_task(section.model, project, "base", uri)
     tags = {"polyreason.model_tag": model.tag, "polyreason.model_fingerprint": model.fingerprint[:16],
             **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
                             params=flatten(section, "evaluation."), tags=tags, parent=parent) as run:
         prepared_benchmarks = [prepare_benchmark(b, section, model) for b in section.benchmarks]
-        pooled = pool_generations_task(prepared_benchmarks, model, str(project), str(project / ".cache"))
-        benchmarks = {b["name"]: evaluate_benchmark(run, b, section, model, project) for b in prepared_benchmarks}
+        index = search_index(section, project)
+        pooled = pool_generations_task([b for b in prepared_benchmarks if b.name not in section.qa_benchmarks()],
+                                       model, project)
+        benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project, index) for b in prepared_benchmarks}
         release_generators()  # the benchmarks shared one load; the next model needs the memory
-        tracking.mark_cache(run, [Path(b.generations.path).parent for b in benchmarks.values()],
-                            cached=not any(b.generated for b in benchmarks.values()))
+        mark_cache(run, [Path(b.generations.path).parent for b in benchmarks.values()],
+                   not any(b.generated for b in benchmarks.values()),
+                   [load_benchmark_task, build_prompts_task, generate_task, score_task, report_task,
+                    *([search_generate_task] if index is not None else [])])
     return EvaluationOutputs(model=model, benchmarks=benchmarks, run_id=run.run_id, pooled=pooled)

@@ -20,15 +20,16 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
-from flows.runtime import prepared, require, was_cached
-from tasks import tracking
+from runtime import tracking
+from runtime.cache_report import mark_cache
+from runtime.outputs import GRPOOutputs, RLOutputs, SFTOutputs
+from runtime.project import Project, prepared, require, was_cached
+from runtime.tracking import RunRef
 from tasks.grpo import (
     audit_rollouts_task, final_weights_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task,
 )  # fmt: skip
-from tasks.lcrl import lcrl_section
+from tasks.lcrl import corpus_fingerprint, qa_dataset_task, retrieval_index_task
 from tasks.models import resolve_model_task
-from tasks.outputs import GRPOOutputs, RLOutputs, SFTOutputs
-from tasks.tracking import RunRef
 
 
 def stage_section(section: GRPOStageSettings, rl: RLOutputs | None, sft: SFTOutputs | None) -> GRPOStageSettings:
@@ -41,26 +42,40 @@ def stage_section(section: GRPOStageSettings, rl: RLOutputs | None, sft: SFTOutp
                                       "audit": audit})
 
 
+def lcrl_section(section: GRPOStageSettings, project: Project) -> GRPOStageSettings:
+    """The GRPO section with LcRL's QA rows and retrieval index filled in (unchanged without ``lcrl``)."""
+    lcrl = section.lcrl
+    if lcrl is None:
+        return section
+    dataset, retrieval = section.dataset, lcrl.retrieval
+    if dataset is None and lcrl.dataset is not None:
+        dataset = qa_dataset_task(lcrl.dataset, project).path
+    if retrieval.index is None:
+        index = retrieval_index_task(retrieval, corpus_fingerprint(retrieval), project)
+        retrieval = retrieval.model_copy(update={"index": index.path})
+    return section.model_copy(update={"dataset": dataset, "lcrl": lcrl.model_copy(update={"retrieval": retrieval})})
+
+
 @flow(name="polyreason-grpo", persist_result=True)
 def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | None = None,
               parent: RunRef | None = None) -> GRPOOutputs:
     """Audit the reward, train with GRPO, log everything; returns the final weights."""
     profile, project = prepared(profile)
     section = stage_section(require(profile, "grpo"), rl, sft)
-    section = lcrl_section(section, str(project))  # LcRL's QA rows and retrieval index, when grpo.lcrl is set
-    cache_dir = str(project / ".cache")
-    policy = resolve_model_task(section.model, cache_dir, "policy")
-    base = sft.base if sft else resolve_model_task(section.model.model_copy(update={"adapter": None}), cache_dir)
+    section = lcrl_section(section, project)  # LcRL's QA rows and retrieval index, when grpo.lcrl is set
+    policy = resolve_model_task(section.model, project, "policy")
+    base = sft.base if sft else resolve_model_task(section.model.model_copy(update={"adapter": None}), project)
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-grpo", stage="grpo",
                             params=flatten(section, "grpo."), parent=parent) as run:
         inputs = grpo_inputs_task(section, policy, section.dataset)
         audit = None
         if section.audit.enabled:
-            audit = reward_audit_task(run, inputs, audit_rollouts_task(inputs, str(project)))
-        state = grpo_train_task(inputs, str(project), return_state=True)
+            audit = reward_audit_task(run, inputs, audit_rollouts_task(inputs, project))
+        state = grpo_train_task(inputs, project, return_state=True)
         trained = state.result()
         log_grpo_task(run, trained)
-        final = final_weights_task(trained, policy.model.model, policy.model.adapter, str(project))
-        tracking.mark_cache(run, [trained.path], was_cached(state))
-    return GRPOOutputs(trained=trained, base=base, weights=final["weights"], kind=final["kind"], audit=audit,
+        final = final_weights_task(trained, policy.model.model, policy.model.adapter, project)
+        mark_cache(run, [trained.run.path], was_cached(state), [grpo_train_task, final_weights_task]
+                   + ([audit_rollouts_task] if section.audit.enabled else []))
+    return GRPOOutputs(trained=trained, base=base, weights=final.weights, kind=final.kind, audit=audit,
                        run_id=run.run_id)

@@ -18,10 +18,10 @@ from prefect import flow
 from components.settings import NightlySettings, Profile
 from flows.entry import DEFAULT_PROFILE, ProfileName, chosen_profile
 from flows.evaluation import evaluation_flow
-from flows.runtime import prepared, require
-from tasks import tracking
+from runtime import tracking
+from runtime.project import prepared, require
 from tasks.models import resolve_model_task
-from tasks.registry_tasks import link_evaluation_task, nightly_references_task
+from tasks.registry import link_evaluation_task, nightly_references_task
 
 
 @flow(name="nightly-evaluation", log_prints=True)
@@ -42,8 +42,8 @@ def nightly_evaluation(profile: ProfileName = DEFAULT_PROFILE, overrides: list[s
     runs = {}
     for reference in nightly_references_task(uri, names, nightly.alias, nightly.latest):
         tag = reference.removeprefix("models:/").replace("/", "-v")
-        model = resolve_model_task(section.model.model_copy(update={"model": reference, "adapter": None}),
-                                   str(project / ".cache"), tag, uri)
+        model = resolve_model_task(section.model.model_copy(update={"model": reference, "adapter": None}), project,
+                                   tag, uri)
         outputs = evaluation_flow(chosen, model, run_tags={"polyreason.nightly": day})
         link_evaluation_task(uri, reference, outputs.run_id, day)
         runs[reference] = outputs.run_id

@@ -8,10 +8,14 @@ its run says so (``polyreason.cache=hit`` and the run that produced the
 artifacts). The base model, the SFT model and the GRPO model are evaluated with
 the same prompts and sampling; the parent run holds the profile, its digest, the
 git commit, every model's per-language metrics with deltas to the base, the
-comparison table and plot, and the registered version of the final model.
+comparison table and plot, the profile's paper table held against the run when it has
+one (``profiles/papers/<name>.yaml``), and the registered version of the final model.
 A stage placed on a work pool (``placement``) runs there as a deployment and the
-recipe waits for it. ``polyreason recipe PROFILE.yaml [key=value ...]`` runs it;
-the stage commands (``polyreason sft`` …) run the recipe up to their stage.
+recipe waits for it. With ``execution.runner`` other than ``sequential`` the
+generations of every evaluated model are first made at once, as tasks on that
+task runner (``flows.fanout``); the evaluations then publish, score and log them.
+``polyreason recipe PROFILE.yaml [key=value ...]`` runs it; the stage commands
+(``polyreason sft`` …) run the recipe up to their stage.
 """
 
 from __future__ import annotations
@@ -23,45 +27,53 @@ from components.settings import Profile
 from flows.audit import audit_flow
 from flows.data import data_flow
 from flows.evaluation import evaluation_flow
+from flows.fanout import evaluation_fanout_flow
 from flows.grpo import grpo_flow
+from flows.recipe_plan import RecipePlan, evaluation_models, register_final, rejection_policy, run_stage
 from flows.rejection import rejection_flow
-from flows.placement import run_stage
-from flows.runtime import prepared
 from flows.sft import sft_flow
-from tasks import tracking
-from tasks.compare import log_comparison_task
-from tasks.outputs import RecipeOutputs
-from tasks.recipe import (
-    comparison_task, evaluation_models, log_profile_task, log_stages_task, planned_stages,
-    recipe_tags, register_final, rejection_policy,
-)  # fmt: skip
+from runtime import tracking
+from runtime.outputs import RecipeOutputs
+from runtime.project import prepared
+from tasks.compare import gather_measurements_task, log_comparison_task, log_paper_task, paper_task
+from tasks.fanout import log_fanout_task
+from tasks.recipe import comparison_task, log_plan_task, log_profile_task, log_stages_task, paper_table_task
 
 
 @flow(name="polyreason-recipe")
 def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutputs:
     """Run the profile's stages in order (``stages``: a subset; all by default) under one parent MLflow run."""
     profile, project = prepared(profile)
-    wanted, cache_dir = planned_stages(profile, stages), str(project / ".cache")
+    plan = RecipePlan.of(profile, stages, tracking.tracking_uri(profile.tracking, project))
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-recipe", stage="recipe",
-                            params=flatten(profile), tags=recipe_tags(profile)) as parent:
-        log_profile_task(parent, profile, str(project))
-        data = run_stage("data", data_flow, profile, parent=parent) if "data" in wanted else None
-        sft = run_stage("sft", sft_flow, profile, data=data, parent=parent) if "sft" in wanted else None
+                            params=flatten(profile), tags=plan.tags) as parent:
+        log_profile_task(parent, profile)
+        log_plan_task(parent, profile)
+        data = run_stage("data", data_flow, profile, parent=parent) if plan.runs("data") else None
+        sft = run_stage("sft", sft_flow, profile, data=data, parent=parent) if plan.runs("sft") else None
         rl = run_stage("rejection", rejection_flow, profile, data=data, parent=parent,
-                       policy=rejection_policy(profile, sft, cache_dir)) if "rejection" in wanted else None
-        grpo = run_stage("grpo", grpo_flow, profile, rl=rl, sft=sft, parent=parent) if "grpo" in wanted else None
-        models = evaluation_models(profile, sft, grpo, cache_dir) if "evaluation" in wanted else []
+                       policy=rejection_policy(plan, sft, project)) if plan.runs("rejection") else None
+        grpo = run_stage("grpo", grpo_flow, profile, rl=rl, sft=sft, parent=parent) if plan.runs("grpo") else None
+        models = evaluation_models(plan, sft, grpo, project) if plan.runs("evaluation") else []
+        fanout = run_stage("evaluation", evaluation_fanout_flow, profile, models=models) \
+            if plan.fans_out and models else []
         evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent) for model in models]
-        comparison = comparison_task(evaluations, "base", str(project)) if evaluations else None
+        comparison = comparison_task(evaluations, "base", project) if evaluations else None
         if comparison is not None:
             log_comparison_task(parent, comparison)
+        log_fanout_task(parent, fanout)
         audit = run_stage("audit", audit_flow, profile, evaluation=evaluations[-1] if evaluations else None,
-                          parent=parent) if "audit" in wanted else None
-        registered = register_final(parent, profile, sft, grpo, evaluations, comparison, str(project)) \
-            if "registry" in wanted else None
+                          parent=parent) if plan.runs("audit") else None
+        table = paper_table_task(profile.name, project)
+        paper = paper_task(gather_measurements_task(plan.tracking_uri, [parent.run_id]), table,
+                           project) if table else None
+        if paper is not None:
+            log_paper_task(parent, paper)
+        registered = register_final(plan, parent, sft, grpo, evaluations, comparison, project) \
+            if plan.runs("registry") else None
         log_stages_task(parent, {"data": data and data.run_id, "sft": sft and sft.run_id,
-                                 "grpo": grpo and grpo.run_id, "audit": audit and audit["run_id"],
+                                 "grpo": grpo and grpo.run_id, "audit": audit and audit.run_id,
                                  **{f"evaluation-{e.model.tag}": e.run_id for e in evaluations}})
     return RecipeOutputs(run_id=parent.run_id, run_url=tracking.run_url(parent), evaluations=evaluations,
                          comparison=comparison, audit=audit, registered=registered, data=data, sft=sft, rl=rl,
-                         grpo=grpo)
+                         grpo=grpo, paper=paper)

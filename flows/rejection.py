@@ -15,11 +15,12 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from flows.runtime import prepared, require, was_cached
-from tasks import tracking
+from runtime import tracking
+from runtime.cache_report import mark_cache
+from runtime.outputs import DataOutputs, ModelRef, RLOutputs
+from runtime.project import prepared, require, was_cached
+from runtime.tracking import RunRef
 from tasks.data import log_step_task, rl_set_task
-from tasks.outputs import DataOutputs, ModelRef, RLOutputs
-from tasks.tracking import RunRef
 
 
 @flow(name="polyreason-rejection", persist_result=True)
@@ -30,11 +31,11 @@ def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-rejection", stage="rejection",
                             params=flatten(rejection, "data.rejection."), parent=parent,
                             tags={"polyreason.policy": policy.tag}) as run:
-        state = rl_set_task(rejection, section.traces.verifier, section.languages, data.sft_set, policy,
-                            str(project), str(project / ".cache"), return_state=True)
+        state = rl_set_task(rejection, section.traces.verifier, section.languages, data.sft_set, policy, project,
+                            return_state=True)
         rl_set = state.result()
         log_step_task(run, "rejection", rl_set)
-        tracking.mark_cache(run, [Path(rl_set.path).parent], was_cached(state))
+        mark_cache(run, [Path(rl_set.path).parent], was_cached(state), [rl_set_task])
     folder = Path(rl_set.path).parent
     return RLOutputs(rl_set=rl_set, validation=str(folder / "rl_validation.parquet"),
                      rollouts=str(folder / "rollouts.parquet"), run_id=run.run_id)

@@ -8,18 +8,17 @@ hit and its MLflow run says so. The SFT model is the base plus the adapter.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from flows.runtime import prepared, require, was_cached
-from tasks import tracking
+from runtime import tracking
+from runtime.cache_report import mark_cache
+from runtime.outputs import DataOutputs, SFTOutputs
+from runtime.project import prepared, require, was_cached
+from runtime.tracking import RunRef
 from tasks.models import resolve_model_task
-from tasks.outputs import DataOutputs, SFTOutputs
 from tasks.sft import log_sft_task, sft_task
-from tasks.tracking import RunRef
 
 
 @flow(name="polyreason-sft", persist_result=True)
@@ -27,11 +26,11 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
     """Train a LoRA adapter on the SFT set of ``data``; returns the run directory and the adapter."""
     profile, project = prepared(profile)
     sft = require(profile, "sft")
-    base = resolve_model_task(sft.model, str(project / ".cache"), "base")
+    base = resolve_model_task(sft.model, project, "base")
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-sft", stage="sft",
                             params=flatten(sft, "sft."), parent=parent) as run:
-        state = sft_task(sft, base, data.sft_set, str(project), return_state=True)
+        state = sft_task(sft, base, data.sft_set, project, return_state=True)
         trained = state.result()
         log_sft_task(run, trained)
-        tracking.mark_cache(run, [trained.path], was_cached(state))
-    return SFTOutputs(trained=trained, base=base, adapter=trained.summary["adapter_dir"], run_id=run.run_id)
+        mark_cache(run, [trained.run.path], was_cached(state), [sft_task])
+    return SFTOutputs(trained=trained, base=base, run_id=run.run_id)

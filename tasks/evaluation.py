@@ -1,16 +1,15 @@
 """Prefect tasks of the evaluation stage: thin adapters over one component each.
 
-Cache keys (``tasks.caching``): task inputs + task source + the source of the
-components called. The generation key holds the model fingerprint (path +
+Cache keys (``runtime.caching``): task inputs + the code the task runs + its
+stage's libraries. The generation key holds the model fingerprint (path +
 weight file identities) and the sampling settings with their seed; scoring is
 keyed on the generations file's content hash and the scoring settings, so a new
 verifier re-scores without generating again. Tasks return ``ArtifactRef``s and
 never take a ``RunRef`` (a run id in the key would defeat reuse across runs).
 
-Each writing task holds its directory's lock (``tasks.artifacts.writing``): a
-second run of the same profile waits for the first and reuses what it
-finished; generation must hold every sample of every prompt before it is
-published.
+Each product is written through ``Project.produce`` (one writer per directory,
+reused when finished, published last); generation must hold every sample of
+every prompt before it is published.
 """
 
 from __future__ import annotations
@@ -23,114 +22,111 @@ from prefect.cache_policies import NO_CACHE
 
 from components.config import fingerprint
 from components.settings import BenchmarkSettings, PromptSettings, SamplingSettings, ScoringSettings
-from tasks.artifacts import writing, write_atomic
-from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy
-from tasks.models import generator_for
-from tasks.outputs import ModelRef
-from tasks.tracking import RunRef
+from runtime import tracking
+from runtime.artifacts import ArtifactRef, write_atomic, writing
+from runtime.caching import CACHED, cache_policy
+from runtime.generators import generator_for
+from runtime.outputs import LoadedBenchmark, ModelRef, PooledGeneration, PreparedBenchmark, Prompts
+from runtime.project import Made, Project
+from runtime.tracking import RunRef
+
+GENERATIONS = "generations.jsonl"
 
 
-@task(name="load-benchmark", cache_policy=component_cache_policy("components.data.benchmarks", "components.records"),
-      **CACHED)
-def load_benchmark_task(benchmark: BenchmarkSettings) -> dict:
+@task(name="load-benchmark", cache_policy=cache_policy("benchmarks"), **CACHED)
+def load_benchmark_task(benchmark: BenchmarkSettings) -> LoadedBenchmark:
     """Benchmark items (as dicts) and the malformed rows that were skipped."""
-    from components.data.benchmarks import load_benchmark
+    from components.data.benchmarks import load_configured_benchmark
 
-    result = load_benchmark(
-        benchmark.name, data_dir=benchmark.data_dir, languages=benchmark.languages, limit=benchmark.limit,
-        selection=benchmark.selection, sample_seed=benchmark.sample_seed, hub_languages=benchmark.hub_languages,
-    )
-    return {"items": [item.to_dict() for item in result.items], "errors": list(result.errors)}
+    result = load_configured_benchmark(benchmark)
+    return LoadedBenchmark(items=[item.to_dict() for item in result.items], errors=list(result.errors))
 
 
-@task(name="build-prompts", cache_policy=component_cache_policy("components.data.prompts"), **CACHED)
-def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelRef) -> dict:
-    """Prompts in item order (chat template applied for local chat models) and the stop strings they need."""
-    from components.data.datasets import LOCAL_BACKENDS
+@task(name="build-prompts", cache_policy=cache_policy("prompts"), **CACHED)
+def build_prompts_task(items: list[dict], prompt: PromptSettings, model: ModelRef) -> Prompts:
+    """Prompts in item order (chat template applied for local chat models) and the stop strings they need;
+    a QA item's question is the search instruction around it."""
     from components.data.prompts import build_prompts, stop_sequences
+    from components.data.qa_dataset import search_items
     from components.records import BenchmarkItem
 
-    records = [BenchmarkItem.from_dict(item) for item in items]
+    records = search_items(BenchmarkItem.from_dict(item) for item in items)
     settings = model.model
-    template = settings.chat and settings.backend in LOCAL_BACKENDS  # an API applies its template server-side
+    template = settings.chat and settings.backend in ("transformers", "vllm")  # an API applies its own template
     tokenizer = None
     if template:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(settings.model)
     prompts = build_prompts(records, prompt, tokenizer=tokenizer, chat=template, thinking=settings.thinking)
-    return {"prompts": prompts, "stop": stop_sequences(records, prompt, chat=settings.chat)}
+    return Prompts(prompts=prompts, stop=stop_sequences(records, prompt, chat=settings.chat))
 
 
-@task(name="generate", cache_policy=component_cache_policy("components.generation", "components.records"), **CACHED)
+def generation_identity(items: list[dict], prompts: list[str], model: ModelRef, sampling: SamplingSettings,
+                        stop: list[str]) -> dict:
+    """What shapes a benchmark's generations: its directory is content-addressed by it."""
+    return {"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling, "stop": stop}
+
+
+@task(name="generate", cache_policy=cache_policy("generation"), **CACHED)
 def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampling: SamplingSettings,
-                  project_dir: str, cache_dir: str, stop: list[str]) -> ArtifactRef:
-    """Generate samples into a resumable JSONL artifact (content-addressed directory), with the process's
-    loaded generator of ``model``."""
+                  project: Project, stop: list[str]) -> ArtifactRef:
+    """Generate samples into a resumable JSONL artifact, with the process's loaded generator of ``model``."""
     from components.generation.resumable import generate_to_jsonl
     from components.records import BenchmarkItem
 
-    out = generation_path(project_dir, items, prompts, model, sampling, stop)
-    with writing(out.parent, progress=lambda: journal_progress(out, len(prompts) * sampling.n)) as slot:
-        if (done := slot.reuse(out)) is not None:
-            return done
-        generator = generator_for(model, cache_dir)
-        summary = generate_to_jsonl(generator, [BenchmarkItem.from_dict(i) for i in items], prompts, sampling, out,
-                                    stop)
-        return slot.publish(out, summary.to_dict())
+    def generate(out: Path) -> dict:
+        records = [BenchmarkItem.from_dict(item) for item in items]
+        generator = generator_for(model, project.cache_dir)
+        return generate_to_jsonl(generator, records, prompts, sampling, out / GENERATIONS, stop).to_dict()
 
-
-def generation_path(project_dir: str, items: list[dict], prompts: list[str], model: ModelRef,
-                    sampling: SamplingSettings, stop: list[str]) -> Path:
-    """The generations file of one benchmark: content-addressed by everything that shapes its rows."""
-    key = fingerprint({"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
-                       "stop": stop})
-    return artifact_dir(project_dir, "generation", key) / "generations.jsonl"
+    return project.produce("generation", generation_identity(items, prompts, model, sampling, stop), GENERATIONS,
+                           generate, progress=lambda out: journal_progress(out / GENERATIONS, len(prompts) * sampling.n))
 
 
 @task(name="generate-pooled", cache_policy=NO_CACHE)
-def pool_generations_task(benchmarks: list[dict], model: ModelRef, project_dir: str, cache_dir: str) -> dict:
+def pool_generations_task(benchmarks: list[PreparedBenchmark], model: ModelRef,
+                          project: Project) -> list[PooledGeneration]:
     """Generate the missing prompts of several benchmarks in shared backend calls, into their journals.
 
-    ``benchmarks``: one dict per benchmark (``name``, ``items``, ``prompts``,
-    ``sampling``, ``stop``). Benchmarks with the same sampling settings and stop
-    strings whose generations file is not finished yet are pooled; a group of
-    one is left to its own ``generate_task``. Each pooled benchmark's directory
-    lock is held (in path order, so two runs cannot deadlock) while its
-    journal is written; the file itself is then finished, published and
-    cached by the benchmark's ``generate_task``, which finds every prompt in
-    the journal and calls the backend no more. Returns one dict per pooled
-    group: its benchmarks, prompts generated and the backend's time.
+    Benchmarks with the same sampling settings and stop strings whose
+    generations file is not finished yet are pooled; a group of one is left to
+    its own ``generate_task``. Each pooled benchmark's directory lock is held
+    (in path order, so two runs cannot deadlock) while its journal is written;
+    the file itself is then finished, published and cached by the benchmark's
+    ``generate_task``, which finds every prompt in the journal and calls the
+    backend no more: a journal is the hand-over, the file has one publisher.
     """
     from contextlib import ExitStack
 
     from components.generation.resumable import GenerationJob, generate_into_journals
     from components.records import BenchmarkItem
 
-    groups: dict[str, list[tuple[dict, Path]]] = {}
+    groups: dict[str, list[tuple[PreparedBenchmark, Path]]] = {}
     for bench in benchmarks:
-        out = generation_path(project_dir, bench["items"], bench["prompts"], model, bench["sampling"], bench["stop"])
+        identity = generation_identity(bench.items, bench.prompts, model, bench.sampling, bench.stop)
+        out = project.directory("generation", identity) / GENERATIONS
         if not out.exists():
-            groups.setdefault(fingerprint([bench["sampling"], bench["stop"]]), []).append((bench, out))
+            groups.setdefault(fingerprint([bench.sampling, bench.stop]), []).append((bench, out))
     pooled = []
     for members in groups.values():
         if len(members) < 2:
             continue
         members.sort(key=lambda member: str(member[1]))
-        sampling, stop = members[0][0]["sampling"], members[0][0]["stop"]
+        sampling, stop = members[0][0].sampling, members[0][0].stop
         with ExitStack() as stack:
             for bench, out in members:
-                expected = len(bench["prompts"]) * sampling.n
+                expected = len(bench.prompts) * sampling.n
                 stack.enter_context(writing(out.parent, progress=lambda o=out, e=expected: journal_progress(o, e)))
-            jobs = [GenerationJob([BenchmarkItem.from_dict(i) for i in bench["items"]], bench["prompts"], out)
+            jobs = [GenerationJob([BenchmarkItem.from_dict(i) for i in bench.items], bench.prompts, out)
                     for bench, out in members if not out.exists()]  # another run may have finished one meanwhile
             if not jobs:
                 continue
-            results, backend = generate_into_journals(generator_for(model, cache_dir), jobs, sampling, stop)
-        pooled.append({"benchmarks": [bench["name"] for bench, _ in members],
-                       "prompts_generated": sum(r.prompts_generated for r in results),
-                       "backend_seconds": round(backend.seconds, 4), "first_call_at": backend.first_call_at,
-                       "last_return_at": backend.last_return_at})
+            results, backend = generate_into_journals(generator_for(model, project.cache_dir), jobs, sampling, stop)
+        pooled.append(PooledGeneration(benchmarks=[bench.name for bench, _ in members],
+                                       prompts_generated=sum(r.prompts_generated for r in results),
+                                       backend_seconds=round(backend.seconds, 4), first_call_at=backend.first_call_at,
+                                       last_return_at=backend.last_return_at))
     return pooled
 
 
@@ -140,62 +136,47 @@ def journal_progress(out: Path, expected: int) -> str:
     return f"{rows} of {expected} generated rows kept"
 
 
-@task(
-    name="score",
-    cache_policy=component_cache_policy(
-        "components.scoring", "components.verification", "components.metrics", "components.language"
-    ),
-    **CACHED,
-)
-def score_task(generations: ArtifactRef, scoring: ScoringSettings, project_dir: str) -> ArtifactRef:
+@task(name="score", cache_policy=cache_policy("scoring"), **CACHED)
+def score_task(generations: ArtifactRef, scoring: ScoringSettings, project: Project) -> ArtifactRef:
     """Score every sample; write per-row verdicts and the per-language aggregate."""
     from components.scoring import score_file
 
-    out = artifact_dir(project_dir, "scores", fingerprint([generations.fingerprint, scoring])) / "scores.json"
-    with writing(out.parent) as slot:
-        if (done := slot.reuse(out)) is not None:
-            return done
-        result = score_file(
-            generations.path, verifier=scoring.verifier, lcpr_rule=scoring.lcpr_rule, words_path=scoring.words_path,
-            max_context=scoring.max_context, slc_threshold=scoring.slc_threshold, pass_k=scoring.pass_k,
-            in_domain=scoring.in_domain, extraction=scoring.extraction,
-        )
-        write_atomic(out, json.dumps(result, ensure_ascii=False, default=str))
-        return slot.publish(out, {"errors": len(result.get("errors", []))})
+    def score(out: Path) -> dict:
+        result = score_file(generations.path, scoring)
+        write_atomic(out / "scores.json", json.dumps(result, ensure_ascii=False, default=str))
+        return {"errors": len(result.get("errors", []))}
+
+    return project.produce("scores", [generations.fingerprint, scoring], "scores.json", score)
 
 
-@task(name="report", cache_policy=component_cache_policy("components.reporting", "components.metrics"), **CACHED)
-def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, project_dir: str) -> ArtifactRef:
+@task(name="report", cache_policy=cache_policy("reporting"), **CACHED)
+def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, project: Project) -> ArtifactRef:
     """Render the benchmark's metrics, tables and plot (groups as scored) into a content-addressed directory."""
     from components.reporting import write_report
 
-    out = artifact_dir(project_dir, "reports", fingerprint([benchmark, generations.fingerprint, scores.fingerprint]))
-    with writing(out) as slot:
-        if (done := slot.reuse(out)) is not None:
-            return done
+    def render(out: Path) -> Made:
         report = write_report(benchmark, generations.path, scores.path, out)
-        files = [path for path in out.iterdir() if path.is_file() and not path.name.startswith(".")]
-        return slot.publish(out, {"languages": report.language_table}, files=files,
-                            fingerprint=fingerprint(report.metrics))
+        # fingerprinted by its numbers: a plot re-drawn by another matplotlib is the same report downstream
+        return Made(summary={"languages": report.language_table}, fingerprint=fingerprint(report.metrics))
+
+    return project.produce("reports", [benchmark, generations.fingerprint, scores.fingerprint], ".", render)
 
 
 @task(name="log-benchmark", cache_policy=NO_CACHE)
 def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores: ArtifactRef,
-                       load_errors: list[str]) -> dict:
-    """Upload one rendered benchmark report (metrics, generations, table, plot) to the flow's MLflow run."""
+                       load_errors: list[str]) -> int:
+    """Upload one rendered benchmark report (metrics, generations, table, plot) to the flow's MLflow run; the
+    number of metrics logged."""
     from components.reporting import FIGURE_FILE, generations_file, read_report
-    from tasks import tracking
 
     rendered = read_report(benchmark, report.path)
     score_errors = scores.summary.get("errors", 0)
-    tracking.log_metrics(run, {**rendered.metrics, f"evaluation/{benchmark}/load_errors": len(load_errors),
-                               f"evaluation/{benchmark}/score_errors": score_errors})
+    count = tracking.log_metrics(run, {**rendered.metrics, f"evaluation/{benchmark}/load_errors": len(load_errors),
+                                       f"evaluation/{benchmark}/score_errors": score_errors})
     out_dir = Path(report.path)
     tracking.log_artifact(run, out_dir / generations_file(benchmark), f"evaluation/{benchmark}")
     tracking.log_artifact(run, out_dir / FIGURE_FILE, f"evaluation/{benchmark}")
     tracking.log_table(run, rendered.language_table, f"evaluation/{benchmark}/languages.json")
-    if load_errors:
-        errors_path = Path(scores.path).parent / f"{benchmark}_load_errors.txt"
-        errors_path.write_text("\n".join(load_errors) + "\n", encoding="utf-8")
-        tracking.log_artifact(run, errors_path, f"evaluation/{benchmark}")
-    return {"metrics": rendered.metrics, "languages": rendered.language_table}
+    if load_errors:  # the skipped rows, as a file of the run (no file in the published scores directory)
+        tracking.log_text(run, "\n".join(load_errors) + "\n", f"evaluation/{benchmark}/{benchmark}_load_errors.txt")
+    return count

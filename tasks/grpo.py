@@ -10,26 +10,40 @@ run's tag says so instead of reporting a pass.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from components.config import fingerprint
 from components.settings import GRPOStageSettings, RewardAuditSettings
 from components.training.runner import TrainingJob
-from components.config import fingerprint
-from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
-from tasks.outputs import ModelRef
-from tasks.tracking import RunRef
-from tasks.artifacts import writing
-from tasks.training import log_training_output, run_trainer, train_once, training_dir
+from runtime import tracking
+from runtime.artifacts import ArtifactRef, file_fingerprint
+from runtime.caching import CACHED, cache_policy
+from runtime.outputs import FinalWeights, ModelRef, RewardAudit, TrainedRun
+from runtime.project import Made, Project, produce_in
+from runtime.tracking import RunRef
+from runtime.training import log_training_output, run_trainer, train_once, training_dir
 
-TRAIN_MODULES = ("components.training", "components.rewards", "components.verification", "components.language",
-                 "components.metrics", "components.settings", "components.retrieval")
+
+@dataclass(frozen=True)
+class GRPOInputs:
+    """What the GRPO tasks share: the job the trainer reads (with default audit settings), the audit settings,
+    and the fingerprints of the model and datasets (the run directory's identity)."""
+
+    job: TrainingJob
+    audit: RewardAuditSettings
+    fingerprints: list[str]
+
+    def audited_job(self) -> TrainingJob:
+        """The job with the audit settings put back (what the audit tasks read)."""
+        return self.job.model_copy(update={"grpo": self.job.grpo.model_copy(update={"audit": self.audit})})
 
 
 @task(name="grpo-inputs", cache_policy=NO_CACHE)
-def grpo_inputs_task(section: GRPOStageSettings, model: ModelRef, dataset: str) -> dict:
+def grpo_inputs_task(section: GRPOStageSettings, model: ModelRef, dataset: str) -> GRPOInputs:
     """The job the trainer reads, the audit settings, and the fingerprints of the inputs.
 
     The job carries default audit settings: the audit decides whether training
@@ -42,7 +56,7 @@ def grpo_inputs_task(section: GRPOStageSettings, model: ModelRef, dataset: str) 
     fingerprints = [model.fingerprint, file_fingerprint(dataset)]
     if validation is not None:
         fingerprints.append(file_fingerprint(validation))
-    return {"job": job, "audit": section.audit, "fingerprints": fingerprints}
+    return GRPOInputs(job=job, audit=section.audit, fingerprints=fingerprints)
 
 
 def validation_dataset(section: GRPOStageSettings, dataset: str) -> str | None:
@@ -56,45 +70,39 @@ def validation_dataset(section: GRPOStageSettings, dataset: str) -> str | None:
     return found
 
 
-def _with_audit(inputs: dict) -> TrainingJob:
-    job = inputs["job"]
-    return job.model_copy(update={"grpo": job.grpo.model_copy(update={"audit": inputs["audit"]})})
-
-
-@task(name="grpo-audit-rollouts", cache_policy=component_cache_policy("components.training"), **CACHED)
-def audit_rollouts_task(inputs: dict, project_dir: str) -> ArtifactRef | None:
+@task(name="grpo-audit-rollouts", cache_policy=cache_policy("training"), **CACHED)
+def audit_rollouts_task(inputs: GRPOInputs, project: Project) -> ArtifactRef | None:
     """Rollouts for the audit: the given file (``audit.rollouts``), else sampled from the policy; ``None``
     when there is no verifier to audit."""
-    job = _with_audit(inputs)
+    job = inputs.audited_job()
     if not job.grpo.audited_verifiers():
         return None
     if job.grpo.audit.rollouts:
         path = Path(job.grpo.audit.rollouts)
         return ArtifactRef(str(path), file_fingerprint(path), {"source": "file"})
-    out = training_dir(project_dir, job, *inputs["fingerprints"])
-    with writing(out) as slot:
-        if (done := slot.reuse(out / "rollouts.jsonl")) is not None:
-            return done
+
+    def sample(out: Path) -> dict:
         run_trainer(job, out, phase="rollouts")
-        return slot.publish(out / "rollouts.jsonl", {"source": "policy"})
+        return {"source": "policy"}
+
+    return produce_in(training_dir(project, job, *inputs.fingerprints), "rollouts.jsonl", sample)
 
 
 @task(name="grpo-reward-audit", cache_policy=NO_CACHE)
-def reward_audit_task(run: RunRef, inputs: dict, rollouts: ArtifactRef | None) -> dict:
+def reward_audit_task(run: RunRef, inputs: GRPOInputs, rollouts: ArtifactRef | None) -> RewardAudit:
     """VLB of each audited verifier on a rollout sample; logs ``grpo/audit/*``; raises above ``fail_vlb``."""
     from components.audit.guard import RewardBiasError, check_reward_verifier
     from components.training.grpo_data import dataset_rows, load_rows
     from components.training.rollouts import audit_rows
-    from tasks import tracking
 
-    section = _with_audit(inputs).grpo
+    section = inputs.audited_job().grpo
     audit, verifiers = section.audit, section.audited_verifiers()
     if not verifiers:
         tracking.set_tags(run, {"polyreason.grpo.audit": "nothing-to-audit",
                                 "polyreason.grpo.audit.reason": f"every reward judges with the reference verifier "
                                                                 f"{audit.reference!r}"})
-        return {"status": "nothing-to-audit", "verifiers": [], "reference": audit.reference}
-    dataset = dataset_rows(load_rows(inputs["job"].dataset), section)
+        return RewardAudit(status="nothing-to-audit", reference=audit.reference)
+    dataset = dataset_rows(load_rows(inputs.job.dataset), section)
     rows = audit_rows(load_rows(rollouts.path), dataset, audit.sample_size, section.sampling.seed)
     results = {verifier: check_reward_verifier(rows, verifier, warn_vlb=audit.warn_vlb, fail_vlb=audit.fail_vlb,
                                                metric=audit.metric, reference=audit.reference, raise_on_fail=False)
@@ -111,32 +119,34 @@ def reward_audit_task(run: RunRef, inputs: dict, rollouts: ArtifactRef | None) -
     if worst.status == "fail":  # raised after logging, so the run shows why it stopped
         raise RewardBiasError(f"reward verifier {worst.verifier!r}: VLB({audit.metric}) = {worst.vlb:.3f} against "
                               f"{audit.reference!r} exceeds fail_vlb = {audit.fail_vlb} (per language: grpo/audit/*)")
-    return {"status": worst.status, "verifiers": verifiers, "reference": audit.reference, "rows": len(rows),
-            "vlb": {verifier: result.vlb for verifier, result in results.items()}}
+    return RewardAudit(status=worst.status, reference=audit.reference, verifiers=verifiers, rows=len(rows),
+                       vlb={verifier: result.vlb for verifier, result in results.items()})
 
 
-@task(name="grpo-train", cache_policy=component_cache_policy(*TRAIN_MODULES), **CACHED)
-def grpo_train_task(inputs: dict, project_dir: str) -> ArtifactRef:
-    """Launch the trainer process (resuming if checkpoints exist); return the run directory."""
-    return train_once(inputs["job"], training_dir(project_dir, inputs["job"], *inputs["fingerprints"]))
+@task(name="grpo-train", cache_policy=cache_policy("training", "scoring"), **CACHED)
+def grpo_train_task(inputs: GRPOInputs, project: Project) -> TrainedRun:
+    """Launch the trainer process (resuming if checkpoints exist); the finished run and its weights."""
+    return train_once(inputs.job, training_dir(project, inputs.job, *inputs.fingerprints))
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)
-def log_grpo_task(run: RunRef, trained: ArtifactRef) -> dict:
-    """Per-step curves (``grpo/...``), result numbers, checkpoints, the adapter and the curriculum plot."""
-    from components.training.report import final_values, plot_curriculum
-    from tasks import tracking
+def log_grpo_task(run: RunRef, trained: TrainedRun) -> int:
+    """Per-step curves (``grpo/...``), result numbers, checkpoints, the adapter and the curriculum plot; the
+    number of steps logged."""
+    import tempfile
 
-    logged = log_training_output(run, trained, "grpo")
-    records = logged.pop("records")
-    plot = plot_curriculum(records, Path(trained.path) / "curriculum.png")
-    if plot is not None:
-        tracking.log_artifact(run, plot, "grpo")
-    return {**logged, "plot": str(plot) if plot else None, "final": final_values(records)}
+    from components.training.report import plot_curriculum
+
+    records = log_training_output(run, trained, "grpo")
+    with tempfile.TemporaryDirectory() as scratch:  # a file of the run, not of the published training directory
+        plot = plot_curriculum(records, Path(scratch) / "curriculum.png")
+        if plot is not None:
+            tracking.log_artifact(run, plot, "grpo")
+    return len(records)
 
 
-@task(name="grpo-final-weights", cache_policy=component_cache_policy("components.training.adapters"), **CACHED)
-def final_weights_task(trained: ArtifactRef, base_path: str, sft_adapter: str | None, project_dir: str) -> dict:
+@task(name="grpo-final-weights", cache_policy=cache_policy("adapters"), **CACHED)
+def final_weights_task(trained: TrainedRun, base_path: str, sft_adapter: str | None, project: Project) -> FinalWeights:
     """The GRPO model relative to the original base: the SFT and GRPO adapters as one, or the merged model.
 
     After a KL-triggered reference reset the trainer wrote a full merged model:
@@ -145,15 +155,14 @@ def final_weights_task(trained: ArtifactRef, base_path: str, sft_adapter: str | 
     """
     from components.training.adapters import combine_adapters
 
-    summary = trained.summary
-    if summary.get("merged_dir"):
-        return {"weights": summary["merged_dir"], "kind": "merged"}
+    if trained.merged:
+        return FinalWeights(weights=trained.merged, kind="merged")
     if sft_adapter is None:
-        return {"weights": summary["adapter_dir"], "kind": "adapter"}
-    out = artifact_dir(project_dir, "grpo-final", fingerprint([trained.fingerprint, base_path, sft_adapter]))
-    with writing(out) as slot:
-        if slot.reuse(out / "adapter") is None:
-            combine_adapters(base_path, [sft_adapter, summary["adapter_dir"]], out / "adapter")
-            files = [path for path in sorted((out / "adapter").rglob("*")) if path.is_file()]
-            slot.publish(out / "adapter", {}, files=files, fingerprint=fingerprint([trained.fingerprint, sft_adapter]))
-    return {"weights": str(out / "adapter"), "kind": "adapter"}
+        return FinalWeights(weights=trained.adapter, kind="adapter")
+
+    def combine(out: Path) -> Made:
+        combine_adapters(base_path, [sft_adapter, trained.adapter], out / "adapter")
+        return Made(summary={}, fingerprint=fingerprint([trained.run.fingerprint, sft_adapter]))
+
+    combined = project.produce("grpo-final", [trained.run.fingerprint, base_path, sft_adapter], "adapter", combine)
+    return FinalWeights(weights=combined.path, kind="adapter")

@@ -1,9 +1,12 @@
-"""Prefect tasks of LcRL's inputs to the GRPO stage: the QA training set and the retrieval index.
+"""Prefect tasks of LcRL: the QA training set, the retrieval index, and QA generation with the search loop.
 
-``lcrl_section`` is what the GRPO flow calls: without ``grpo.lcrl`` the section
-is returned as it is; with it, the QA rows (when ``grpo.dataset`` is unset) and
-the retrieval index (when ``lcrl.retrieval.index`` is unset) are built by the
-two cached tasks below and filled into the section the trainer reads.
+With ``grpo.lcrl`` the GRPO flow builds the QA rows (when ``grpo.dataset`` is
+unset) and the retrieval index (when ``lcrl.retrieval.index`` is unset) with the
+cached tasks below, and fills them into the section the trainer reads. With
+``evaluation.search`` the evaluation flow builds the index the same way and
+generates each QA benchmark through ``search_generate_task``: the loaded
+generator wrapped in the test-time search loop (``components.generation.search_loop``),
+written by the same resumable JSONL writer as every other benchmark.
 
 Both are cached like any stage output: the key is the settings section, the
 corpus file's fingerprint and the source of the components called, and the
@@ -18,41 +21,36 @@ from pathlib import Path
 
 from prefect import task
 
-from components.config import fingerprint
-from components.settings import BenchmarkSettings, GRPOStageSettings, RetrievalSettings
-from tasks.artifacts import writing
-from tasks.caching import CACHED, ArtifactRef, artifact_dir, component_cache_policy, file_fingerprint
+from components.settings import BenchmarkSettings, RetrievalSettings, SamplingSettings, SearchSettings
+from runtime.artifacts import ArtifactRef, file_fingerprint
+from runtime.caching import CACHED, cache_policy
+from runtime.generators import generator_for
+from runtime.outputs import ModelRef
+from runtime.project import Made, Project
 
 
-@task(name="lcrl-qa-dataset", cache_policy=component_cache_policy("components.data.benchmarks_qa",
-                                                                 "components.data.qa_dataset"), **CACHED)
-def qa_dataset_task(benchmark: BenchmarkSettings, project_dir: str) -> ArtifactRef:
+@task(name="lcrl-qa-dataset", cache_policy=cache_policy("benchmarks"), **CACHED)
+def qa_dataset_task(benchmark: BenchmarkSettings, project: Project) -> ArtifactRef:
     """A QA benchmark as GRPO rows (search instruction, gold, aliases) in ``qa.jsonl``."""
-    from components.data.benchmarks import load_benchmark
+    from components.data.benchmarks import load_configured_benchmark
     from components.data.qa_dataset import write_qa_dataset
 
-    loaded = load_benchmark(benchmark.name, data_dir=benchmark.data_dir, languages=benchmark.languages,
-                            limit=benchmark.limit, selection=benchmark.selection, sample_seed=benchmark.sample_seed)
-    path = artifact_dir(project_dir, "lcrl-data", fingerprint(benchmark)) / "qa.jsonl"
-    with writing(path.parent) as slot:  # one writer; a concurrent run reuses the finished file
-        if (done := slot.reuse(path)) is not None:
-            return done
-        summary = write_qa_dataset(loaded.items, path)
-        return slot.publish(path, {**summary, "errors": loaded.errors[:50]})
+    def write(out: Path) -> dict:
+        loaded = load_configured_benchmark(benchmark)
+        return {**write_qa_dataset(loaded.items, out / "qa.jsonl"), "errors": loaded.errors[:50]}
+
+    return project.produce("lcrl-data", benchmark, "qa.jsonl", write)
 
 
-@task(name="retrieval-index", cache_policy=component_cache_policy("components.retrieval"), **CACHED)
-def retrieval_index_task(retrieval: RetrievalSettings, corpus_fingerprint: str, project_dir: str) -> ArtifactRef:
+@task(name="retrieval-index", cache_policy=cache_policy("retrieval"), **CACHED)
+def retrieval_index_task(retrieval: RetrievalSettings, corpus_fingerprint: str, project: Project) -> ArtifactRef:
     """Per-language indexes of the corpus under ``artifacts/retrieval/<fp>/`` (``components.retrieval``)."""
     from components.retrieval import build_index
 
-    out = artifact_dir(project_dir, "retrieval", fingerprint([retrieval, corpus_fingerprint]))
-    with writing(out) as slot:  # one writer; a concurrent run reuses the finished index
-        if (done := slot.reuse(out)) is not None:
-            return done
-        meta = build_index(retrieval, out)
-        files = [path for path in sorted(out.rglob("*")) if path.is_file() and not path.name.startswith(".")]
-        return slot.publish(out, meta, files=files, fingerprint=file_fingerprint(out / "meta.json"))
+    def build(out: Path) -> Made:
+        return Made(summary=build_index(retrieval, out), fingerprint=file_fingerprint(out / "meta.json"))
+
+    return project.produce("retrieval", [retrieval, corpus_fingerprint], ".", build)
 
 
 def corpus_fingerprint(retrieval: RetrievalSettings) -> str:
@@ -62,15 +60,26 @@ def corpus_fingerprint(retrieval: RetrievalSettings) -> str:
     return file_fingerprint(retrieval.corpus or default_corpus())
 
 
-def lcrl_section(section: GRPOStageSettings, project_dir: str) -> GRPOStageSettings:
-    """The GRPO section with LcRL's QA rows and retrieval index filled in (unchanged without ``lcrl``)."""
-    lcrl = section.lcrl
-    if lcrl is None:
-        return section
-    dataset, retrieval = section.dataset, lcrl.retrieval
-    if dataset is None and lcrl.dataset is not None:
-        dataset = qa_dataset_task(lcrl.dataset, project_dir).path
-    if retrieval.index is None:
-        index = retrieval_index_task(retrieval, corpus_fingerprint(retrieval), project_dir)
-        retrieval = retrieval.model_copy(update={"index": index.path})
-    return section.model_copy(update={"dataset": dataset, "lcrl": lcrl.model_copy(update={"retrieval": retrieval})})
+@task(name="search-generate", cache_policy=cache_policy("generation", "retrieval"), **CACHED)
+def search_generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampling: SamplingSettings,
+                         search: SearchSettings, index: ArtifactRef, project: Project) -> ArtifactRef:
+    """A QA benchmark's samples, each answered with the search loop over the index, into a resumable JSONL."""
+    from components.generation.base import load_tokenizer
+    from components.generation.resumable import generate_to_jsonl
+    from components.generation.search_loop import SearchGenerator
+    from components.records import BenchmarkItem
+    from components.retrieval import load_retriever
+    from tasks.evaluation import GENERATIONS, journal_progress
+
+    def generate(out: Path) -> dict:
+        records = [BenchmarkItem.from_dict(item) for item in items]
+        generator = generator_for(model, project.cache_dir)
+        tokenizer = getattr(generator, "tokenizer", None) or load_tokenizer(model.model, project.cache_dir)
+        searcher = SearchGenerator(generator, load_retriever(index.path, search.retrieval), search,
+                                   {prompt: item.lang for prompt, item in zip(prompts, records)}, tokenizer)
+        return generate_to_jsonl(searcher, records, prompts, sampling, out / GENERATIONS).to_dict()
+
+    identity = {"items": items, "prompts": prompts, "model": model.fingerprint, "sampling": sampling,
+                "search": search, "index": index.fingerprint}
+    return project.produce("generation", identity, GENERATIONS, generate,
+                           progress=lambda out: journal_progress(out / GENERATIONS, len(prompts) * sampling.n))

@@ -1,120 +1,86 @@
-"""Trained models in the MLflow model registry: register a recipe's model, resolve ``models:/`` references.
+"""Prefect tasks over the MLflow model registry: register the recipe's final model, and the nightly look-ups.
 
-A registered version is an MLflow *logged model* (MLflow 3) whose artifacts are
-the LoRA adapter (or a merged full model) and ``polyreason-model.json``, the card
-that says how to load it: the base model as the profile named it (a hub id, or
-``embedded:gemma3-270m``, so the version loads on any machine that can reach the
-base), whether it is an adapter or a merged model, and where it came from.
-Versions carry tags (recipe, base model, languages, profile digest, parent run,
-per-language headline metrics) and an alias (``candidate`` by default).
+* ``register_task`` registers a model with its card, tags and alias; re-running a
+  recipe whose weights did not change moves the alias to the existing version
+  instead of adding a copy (versions carry the digest of their weights).
+* ``merged_model_task`` (cached) merges an adapter into its base weights, for
+  profiles that register a merged copy too.
+* ``nightly_references_task`` / ``link_evaluation_task``: which versions a nightly
+  run re-evaluates, and the tag that leads from a version to its dated run.
 
-``resolve_registered`` turns ``models:/NAME@ALIAS`` or ``models:/NAME/VERSION`` into
-local files (downloaded once into the project cache) and model settings.
+The MLflow calls themselves are in ``runtime.registry``.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
-from typing import Any, Mapping
 
-from tasks import tracking
+from prefect import task
+from prefect.cache_policies import NO_CACHE
 
-CARD = "polyreason-model.json"
-PREFIX = "models:/"
-
-
-def write_model_dir(out: Path, weights: str, kind: str, card: Mapping[str, Any]) -> Path:
-    """A directory holding the weights to register (``adapter/`` or ``merged/``) and the card."""
-    shutil.rmtree(out, ignore_errors=True)
-    shutil.copytree(weights, out / kind)
-    (out / CARD).write_text(json.dumps({**card, "kind": kind, "weights": kind}, indent=1), encoding="utf-8")
-    return out
+from components.config import fingerprint
+from components.settings import RegistrySettings
+from runtime import registry, tracking
+from runtime.caching import CACHED, cache_policy
+from runtime.outputs import ModelRef, RegisteredModel
+from runtime.project import Project
+from runtime.tracking import RunRef
 
 
-def register_model(run: tracking.RunRef, name: str, alias: str, model_dir: Path,
-                   tags: Mapping[str, str]) -> dict[str, Any]:
-    """Log ``model_dir`` as a logged model of ``run``, register it as a new version of ``name`` and alias it."""
-    client = tracking.client(run.tracking_uri)
-    logged = client.create_logged_model(run.experiment_id, name=name, source_run_id=run.run_id, tags=dict(tags))
-    client.log_model_artifacts(logged.model_id, str(model_dir))
-    client.finalize_logged_model(logged.model_id, "READY")
-    if not client.search_registered_models(filter_string=f"name = '{name}'"):
-        client.create_registered_model(name, description="Registered by polyreason recipes.")
-    version = client.create_model_version(name, source=version_source(run.tracking_uri, logged), run_id=run.run_id,
-                                          tags=dict(tags), model_id=logged.model_id)
-    client.set_registered_model_alias(name, alias, version.version)
-    return {"name": name, "version": int(version.version), "alias": alias, "uri": f"{PREFIX}{name}/{version.version}",
-            "model_id": logged.model_id}
+@task(name="register-model", cache_policy=NO_CACHE)
+def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model: str, final: ModelRef,
+                  weights_kind: str, tags: dict[str, str], project: Project) -> RegisteredModel:
+    """Register the final model (a new version, or the alias moved to an identical one) and return its reference."""
+    from components.generation.base import adapter_digest
+
+    weights = final.model.adapter if weights_kind == "adapter" else final.model.model
+    digest = adapter_digest(weights) if weights_kind == "adapter" else final.fingerprint
+    existing = registry.version_with_tag(run.tracking_uri, name, "polyreason.weights_digest", digest)
+    if existing is not None:
+        tracking.client(run.tracking_uri).set_registered_model_alias(name, settings.alias, existing)
+        return RegisteredModel(name=name, version=int(existing), alias=settings.alias,
+                               uri=f"{registry.PREFIX}{name}/{existing}", reused=True)
+    card = {"base": base_model, "tag": final.tag, "parent_run_id": run.run_id}
+
+    def copy(out: Path) -> dict:
+        registry.write_model_dir(out / "model", weights, weights_kind, card)
+        return {"kind": weights_kind}
+
+    model_dir = Path(project.produce("registry", digest, "model", copy).path)
+    all_tags = {**tags, "polyreason.base_model": base_model, "polyreason.weights_digest": digest,
+                "polyreason.parent_run_id": run.run_id, "polyreason.kind": weights_kind}
+    registered = registry.register_model(run, name, settings.alias, model_dir, all_tags)
+    tracking.set_tags(run, {"polyreason.registered": registered.uri})
+    return registered
 
 
-def version_source(tracking_uri: str, logged) -> str:
-    """The source a model version points at: the logged model (``models:/<id>``) on a tracking server, its
-    artifact folder on a local store, whose registry resolves ``models:/`` through MLflow's process-wide
-    default store instead of the client's."""
-    if tracking_uri.startswith(("http://", "https://")):
-        return f"{PREFIX}{logged.model_id}"
-    return logged.artifact_location
+@task(name="merge-for-registry", cache_policy=cache_policy("adapters"), **CACHED)
+def merged_model_task(final: ModelRef, project: Project) -> ModelRef:
+    """The final model with its adapter merged into the base weights (for ``registry.merged``)."""
+    from components.training.adapters import merge_adapter
+
+    def merge(out: Path) -> dict:
+        merge_adapter(final.model.model, final.model.adapter, out / "model")
+        return {}
+
+    out = project.produce("merged", final.fingerprint, "model", merge).path
+    merged = final.model.model_copy(update={"model": out, "adapter": None})
+    return ModelRef(tag=f"{final.tag}-merged", model=merged, fingerprint=fingerprint([final.fingerprint, "merged"]))
 
 
-def artifact_location(client, source: str) -> str:
-    """Where a version's files are: its logged model's artifact folder, or the source itself."""
-    return client.get_logged_model(source.removeprefix(PREFIX)).artifact_location if source.startswith(PREFIX) else source
+@task(name="link-registered-evaluation", cache_policy=NO_CACHE)
+def link_registered_evaluation_task(parent: RunRef, run_id: str, uri: str) -> None:
+    """Tag an evaluation run with the registered version it evaluated (``polyreason compare models:/…`` finds it)."""
+    tracking.set_tags(RunRef(parent.tracking_uri, run_id, parent.experiment_id), {"polyreason.registered": uri})
 
 
-def parse_reference(reference: str) -> tuple[str, str | None, str | None]:
-    """``models:/NAME@ALIAS`` -> (name, alias, None); ``models:/NAME/VERSION`` -> (name, None, version).
-
-    >>> parse_reference("models:/demo@candidate"), parse_reference("models:/demo/3")
-    (('demo', 'candidate', None), ('demo', None, '3'))
-    """
-    body = reference.removeprefix(PREFIX)
-    if "@" in body:
-        name, alias = body.split("@", 1)
-        return name, alias, None
-    name, _, version = body.partition("/")
-    if not name or not version.isdigit():
-        raise ValueError(f"{reference!r}: expected models:/NAME@ALIAS or models:/NAME/VERSION")
-    return name, None, version
+@task(name="nightly-versions", cache_policy=NO_CACHE)
+def nightly_references_task(tracking_uri: str, names: list[str], alias: str | None, latest: int) -> list[str]:
+    """The registered versions to re-evaluate tonight (read from the registry now, never cached)."""
+    return registry.nightly_references(tracking_uri, names, alias, latest)
 
 
-def resolve_registered(tracking_uri: str, reference: str, cache_dir: Path) -> dict[str, Any]:
-    """Download a registered version once; return its card with local paths and the version's identity."""
-    from mlflow.artifacts import download_artifacts
-
-    name, alias, version = parse_reference(reference)
-    client = tracking.client(tracking_uri)
-    found = client.get_model_version_by_alias(name, alias) if alias else client.get_model_version(name, version)
-    local = cache_dir / "registry" / name / str(found.version)
-    if not (local / "artifacts" / CARD).is_file():
-        shutil.rmtree(local, ignore_errors=True)
-        download_artifacts(artifact_uri=artifact_location(client, found.source), dst_path=str(local),
-                           tracking_uri=tracking_uri)
-    root = local / "artifacts"
-    card = json.loads((root / CARD).read_text(encoding="utf-8"))
-    return {**card, "path": str(root / card["weights"]), "uri": f"{PREFIX}{name}/{found.version}",
-            "version": int(found.version), "name": name, "run_id": found.run_id}
-
-
-def nightly_references(tracking_uri: str, names: list[str], alias: str | None, latest: int) -> list[str]:
-    """``models:/NAME/VERSION`` of every version a nightly run re-evaluates: the alias's and the newest ``latest``."""
-    client = tracking.client(tracking_uri)
-    found: list[str] = []
-    for name in names:
-        if not client.search_registered_models(filter_string=f"name = '{name}'"):
-            continue
-        versions = sorted((int(v.version) for v in client.search_model_versions(f"name = '{name}'")), reverse=True)
-        chosen = versions[:latest]
-        if alias is not None and alias in client.get_registered_model(name).aliases:
-            chosen.append(int(client.get_model_version_by_alias(name, alias).version))
-        found += [f"{PREFIX}{name}/{version}" for version in sorted(set(chosen))]
-    return found
-
-
-def link_evaluation(tracking_uri: str, reference: str, run_id: str, day: str) -> None:
-    """Tag a model version with the evaluation run of ``day`` (and as its latest nightly evaluation)."""
-    name, _, version = parse_reference(reference)
-    client = tracking.client(tracking_uri)
-    client.set_model_version_tag(name, version, f"polyreason.nightly.{day}", run_id)
-    client.set_model_version_tag(name, version, "polyreason.nightly.last_run", run_id)
+@task(name="link-evaluation", cache_policy=NO_CACHE)
+def link_evaluation_task(tracking_uri: str, reference: str, run_id: str, day: str) -> None:
+    """Tag the model version with its dated evaluation run."""
+    registry.link_evaluation(tracking_uri, reference, run_id, day)

@@ -7,30 +7,23 @@ from prefect.cache_policies import NO_CACHE
 
 from components.settings import SFTSettings
 from components.training.runner import TrainingJob
-from tasks.caching import CACHED, ArtifactRef, component_cache_policy
-from tasks.outputs import ModelRef
-from tasks.tracking import RunRef
-from tasks.training import log_training_output, train_once, training_dir
+from runtime.artifacts import ArtifactRef
+from runtime.caching import CACHED, cache_policy
+from runtime.outputs import ModelRef, TrainedRun
+from runtime.project import Project
+from runtime.tracking import RunRef
+from runtime.training import log_training_output, train_once, training_dir
 
-TRAIN_MODULES = ("components.training", "components.settings")
 
-
-@task(name="sft-train", cache_policy=component_cache_policy(*TRAIN_MODULES), **CACHED)
-def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project_dir: str) -> ArtifactRef:
-    """Launch the trainer process (resuming if checkpoints exist); return the run directory."""
+@task(name="sft-train", cache_policy=cache_policy("training"), **CACHED)
+def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project: Project) -> TrainedRun:
+    """Launch the trainer process (resuming if checkpoints exist); the finished run and its adapter."""
     job = TrainingJob(stage="sft", sft=sft, model=base.model.model, adapter=base.model.adapter, dataset=train.path)
-    return train_once(job, training_dir(project_dir, job, base.fingerprint, train.fingerprint))
+    return train_once(job, training_dir(project, job, base.fingerprint, train.fingerprint))
 
 
 @task(name="sft-log", cache_policy=NO_CACHE)
-def log_sft_task(run: RunRef, trained: ArtifactRef) -> dict:
-    """Loss/learning rate per step, the result numbers, checkpoints and the adapter, to the stage's run."""
-    logged = log_training_output(run, trained, "sft")
-    return {key: value for key, value in logged.items() if key != "records"}
-
-
-def sft_policy(sft: SFTSettings, base: ModelRef, trained: ArtifactRef):
-    """The SFT model as a generator (base weights + the trained adapter), e.g. the rejection-sampling policy."""
-    from components.training.sft import policy_model
-
-    return policy_model(sft.model, sft.template, base.model.model, trained.summary["adapter_dir"])
+def log_sft_task(run: RunRef, trained: TrainedRun) -> int:
+    """Loss/learning rate per step, the result numbers, checkpoints and the adapter, to the stage's run; the
+    number of steps logged."""
+    return len(log_training_output(run, trained, "sft"))

@@ -202,16 +202,3 @@ def judge_rows(
         ))
     return judgements, errors
 
-
-def rates_records(diagnostics: Mapping[str, VerifierDiagnostics]) -> list[dict]:
-    """One flat record per (verifier, language), for tables."""
-    records = []
-    for name, diag in diagnostics.items():
-        for lang, r in diag.per_lang.items():
-            records.append({
-                "verifier": name, "lang": lang, "n": r.n, "positives": r.positives, "negatives": r.negatives,
-                "false_negatives": r.false_negatives, "false_positives": r.false_positives,
-                "fnr": r.fnr, "fpr": r.fpr, "err": r.err, "pressure": r.pressure,
-                "reference_accuracy": r.reference_accuracy, "proxy_accuracy": r.proxy_accuracy,
-            })
-    return records

@@ -33,12 +33,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
 from components.data import loaders_hub
 from components.data import benchmarks_qa
 from components.data.loaders_local import Record, RowError, read_records, read_tsv
 from components.records import OPTION_LETTERS, BenchmarkItem
+
+if TYPE_CHECKING:  # a registry module: a runtime import of settings would close a cycle (settings look it up)
+    from components.settings import BenchmarkSettings
 
 Selection = Literal["first", "sample"]
 MSVAMP_FILES = {
@@ -213,7 +216,7 @@ def _check_available(spec: _Spec, wanted: list[str], available: list[str], where
 
 
 def _load(spec: _Spec, data_dir: str | None, languages: list[str], limit: int | None,
-          selection: Selection, sample_seed: int, hub_languages: list[str]) -> LoadResult:
+          selection: Selection, sample_seed: int, hub_languages: list[str], offset: int = 0) -> LoadResult:
     if data_dir is not None:
         if not Path(data_dir).is_dir():
             raise ValueError(f"{spec.name}: data_dir {data_dir} is not a directory")
@@ -231,7 +234,7 @@ def _load(spec: _Spec, data_dir: str | None, languages: list[str], limit: int | 
         rows = (r for path in files[lang] for r in _read_file(path, spec.tsv)) if lang in local \
             else loaders_hub.read_hub(spec.name, lang)
         items = _parse_rows(spec, lang, rows, result.errors)
-        result.items.extend(select(items, limit=limit, selection=selection, sample_seed=sample_seed))
+        result.items.extend(select(items, limit=limit, selection=selection, sample_seed=sample_seed, offset=offset))
     return result
 
 
@@ -255,8 +258,9 @@ def _parse_rows(spec: _Spec, lang: str, rows: Iterable[tuple[str, Record | RowEr
 
 
 def select(items: list[BenchmarkItem], *, limit: int | None, selection: Selection,
-           sample_seed: int) -> list[BenchmarkItem]:
-    """Keep at most ``limit`` items: the first ones, or a seeded sample in file order.
+           sample_seed: int, offset: int = 0) -> list[BenchmarkItem]:
+    """Keep at most ``limit`` items: the first ones, or a seeded sample in file order, after the first
+    ``offset`` items (a held-out split: a training set took that prefix).
 
     The sample ranks items by ``sha256(seed:id)``, so every language with the
     same ids picks the same problems, and dropping one bad row does not
@@ -267,7 +271,10 @@ def select(items: list[BenchmarkItem], *, limit: int | None, selection: Selectio
     ['m-0', 'm-1']
     >>> len(select(items, limit=2, selection="sample", sample_seed=3))
     2
+    >>> [i.id for i in select(items, limit=2, selection="first", sample_seed=0, offset=2)]
+    ['m-2', 'm-3']
     """
+    items = list(items[offset:])
     if limit is None or limit >= len(items):
         return list(items)
     if selection == "first":
@@ -285,8 +292,9 @@ def select(items: list[BenchmarkItem], *, limit: int | None, selection: Selectio
 def _loader(spec: _Spec) -> Callable[..., LoadResult]:
     def load(*, data_dir: str | None = None, languages: list[str] | None = None, limit: int | None = None,
              selection: Selection = "first", sample_seed: int = 0,
-             hub_languages: list[str] | None = None) -> LoadResult:
-        return _load(spec, data_dir, list(languages or []), limit, selection, sample_seed, list(hub_languages or []))
+             hub_languages: list[str] | None = None, offset: int = 0) -> LoadResult:
+        return _load(spec, data_dir, list(languages or []), limit, selection, sample_seed, list(hub_languages or []),
+                     offset)
 
     load.__name__ = f"load_{spec.name}"
     load.__doc__ = f"Load {spec.name}; see the module docstring for its format."
@@ -312,7 +320,7 @@ def _qa_loader(name: str) -> Callable[..., LoadResult]:
 
     def load(*, data_dir: str | None = None, languages: list[str] | None = None, limit: int | None = None,
              selection: Selection = "first", sample_seed: int = 0,
-             hub_languages: list[str] | None = None) -> LoadResult:
+             hub_languages: list[str] | None = None, offset: int = 0) -> LoadResult:
         wanted, from_hub = list(languages or []), list(hub_languages or [])
         local = [lang for lang in wanted if lang not in from_hub] if data_dir else wanted
         per_lang, errors = benchmarks_qa.read_qa(name, data_dir, local) if local or not from_hub else ({}, [])
@@ -320,7 +328,8 @@ def _qa_loader(name: str) -> Callable[..., LoadResult]:
             hub_items, hub_errors = benchmarks_qa.read_qa(name, None, [lang for lang in wanted if lang in from_hub])
             per_lang, errors = per_lang | hub_items, errors + hub_errors
         return LoadResult([item for items in per_lang.values()
-                           for item in select(items, limit=limit, selection=selection, sample_seed=sample_seed)],
+                           for item in select(items, limit=limit, selection=selection, sample_seed=sample_seed,
+                                              offset=offset)],
                           errors)
 
     load.__name__ = f"load_{name}"
@@ -350,15 +359,22 @@ def available_languages(name: str, data_dir: str | None) -> list[str]:
     return BENCHMARKS[name].languages(data_dir)
 
 
+def load_configured_benchmark(settings: BenchmarkSettings) -> LoadResult:
+    """``load_benchmark`` as a profile's benchmark section says (name, data, languages, limit, selection, offset)."""
+    return load_benchmark(settings.name, data_dir=settings.data_dir, languages=settings.languages, limit=settings.limit,
+                          selection=settings.selection, sample_seed=settings.sample_seed,
+                          hub_languages=settings.hub_languages, offset=settings.offset)
+
+
 def load_benchmark(name: str, *, data_dir: str | None, languages: list[str], limit: int | None,
                    selection: Selection = "first", sample_seed: int = 0,
-                   hub_languages: list[str] | None = None) -> LoadResult:
+                   hub_languages: list[str] | None = None, offset: int = 0) -> LoadResult:
     """Load benchmark ``name`` (a ``BENCHMARKS`` key); ValueError names the known ones.
 
     ``hub_languages``: languages read from the hub copy although ``data_dir`` is given
-    (the offline copy lacks them).
+    (the offline copy lacks them); ``offset``: items skipped per language before the selection.
     """
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r} (known: {', '.join(sorted(BENCHMARKS))})")
     return BENCHMARKS[name](data_dir=data_dir, languages=languages, limit=limit,
-                            selection=selection, sample_seed=sample_seed, hub_languages=hub_languages)
+                            selection=selection, sample_seed=sample_seed, hub_languages=hub_languages, offset=offset)

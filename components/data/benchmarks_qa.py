@@ -45,8 +45,6 @@ MKQA_LANGUAGES = {
     "ru": "ru", "sv": "sv", "th": "th", "tr": "tr", "vi": "vi", "zh": "zh_cn",
 }  # ISO 639-1 -> MKQA key  # fmt: skip
 XOR_TYDI_LANGUAGES = ("ar", "bn", "fi", "ja", "ko", "ru", "te")
-MKQA_ANSWER_TYPES = ("entity", "long_answer", "unanswerable", "date", "number", "number_with_unit", "short_phrase",
-                     "binary")  # the ClassLabel order of the hub copy
 
 
 class RowProblem(ValueError):
@@ -193,6 +191,7 @@ ITEMS = {
 }
 LANGUAGES = {"mkqa": tuple(MKQA_LANGUAGES), "xor_tydi": XOR_TYDI_LANGUAGES,
              "offline_qa": ("en", "fr", "de", "es", "ja", "zh")}
+QA_BENCHMARKS = tuple(LANGUAGES)  # scored by the QA metrics (components.metrics.qa), answered with the search loop
 
 
 def read_qa(name: str, data_dir: str | None, languages: list[str]) -> tuple[dict[str, list[BenchmarkItem]], list[str]]:

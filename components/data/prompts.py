@@ -203,16 +203,6 @@ def stop_sequences(items: Sequence[BenchmarkItem], settings: PromptSettings, *, 
     return few_shot_stops(sorted({item.lang for item in items}), load_exemplars(settings.exemplars_path))
 
 
-def truncate_at_stops(text: str, stops: Sequence[str]) -> str:
-    """Cut ``text`` at the earliest stop string (vLLM's ``stop`` semantics: the stop is not kept).
-
-    >>> truncate_at_stops("La réponse est 12.\\nQuestion : suivante", ["\\nQuestion"])
-    'La réponse est 12.'
-    """
-    cut = min((index for index in (text.find(stop) for stop in stops) if index >= 0), default=len(text))
-    return text[:cut]
-
-
 # ---------------------------------------------------------------- assembling
 
 

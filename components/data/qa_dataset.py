@@ -1,4 +1,4 @@
-"""GRPO training rows for search-augmented QA (LcRL): a benchmark's items wrapped in the search instruction.
+"""Search-augmented QA prompts (LcRL): a benchmark's items wrapped in the search instruction, for GRPO and evaluation.
 
 LcRL's policy is prompted, as in Search-R1, to reason, to call a search engine
 with ``<search>query</search>`` (results come back between ``<information>``
@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from components.data.sources import LANGUAGE_NAMES
+from components.language import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
     from components.records import BenchmarkItem
@@ -40,6 +40,23 @@ SEARCH_INSTRUCTION = (
 def search_question(question: str, lang: str) -> str:
     """The user text of one search-QA prompt."""
     return SEARCH_INSTRUCTION.format(language=LANGUAGE_NAMES.get(lang, lang), question=question.strip())
+
+
+def search_items(items: Iterable["BenchmarkItem"]) -> list["BenchmarkItem"]:
+    """Items with the question of every QA item (``QA_BENCHMARKS``) wrapped in the search instruction, as the
+    evaluation prompts them (with prompt style ``plain``); other items unchanged.
+
+    >>> from components.records import BenchmarkItem
+    >>> [i.question[:6] for i in search_items([BenchmarkItem("q", "mkqa", "en", "Who?", "x"),
+    ...                                        BenchmarkItem("m", "mgsm", "en", "How many?", "3")])]
+    ['Answer', 'How ma']
+    """
+    from dataclasses import replace
+
+    from components.data.benchmarks_qa import QA_BENCHMARKS
+
+    return [replace(item, question=search_question(item.question, item.lang)) if item.benchmark in QA_BENCHMARKS
+            else item for item in items]
 
 
 def qa_rows(items: Iterable["BenchmarkItem"]) -> list[dict]:

@@ -5,7 +5,7 @@ name (``datasets.load_dataset(hub, hub_config, split=...)``, e.g. DAPO-Math-17K
 or GSM8K; needs the network) or a local JSONL/JSON/parquet/TSV/CSV file, with
 the question/answer/id columns mapped in the profile. Offline, the English
 MSVAMP file serves (its ``m_query``/``response`` columns), and then MSVAMP must
-not also be an evaluation benchmark: :func:`source_overlaps` finds that.
+not also be an evaluation benchmark (the profile refuses that).
 
 Bad rows fail soft and loud: a row without a question, without a gold, or with
 a gold that the verifier cannot read back as an answer to itself is reported
@@ -22,25 +22,16 @@ True
 from __future__ import annotations
 
 import csv
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from components.data.loaders_local import Record, RowError, read_records
+from components.language import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
-    from components.settings import BenchmarkSettings, DataSourceSettings
-
-LANGUAGE_NAMES = {
-    "en": "English", "es": "Spanish", "fr": "French", "de": "German", "ru": "Russian",
-    "zh": "Chinese", "ja": "Japanese", "th": "Thai", "sw": "Swahili", "bn": "Bengali",
-    "te": "Telugu", "pt": "Portuguese", "ko": "Korean", "ar": "Arabic", "vi": "Vietnamese",
-    "it": "Italian", "id": "Indonesian", "hi": "Hindi", "tr": "Turkish", "nl": "Dutch",
-    "fi": "Finnish", "da": "Danish", "he": "Hebrew", "hu": "Hungarian", "km": "Khmer", "ms": "Malay",
-    "no": "Norwegian", "pl": "Polish", "sv": "Swedish", "ca": "Catalan", "uk": "Ukrainian", "cs": "Czech",
-}  # fmt: skip
+    from components.settings import DataSourceSettings
 
 
 @dataclass
@@ -161,27 +152,3 @@ def load_references(
                 table[row] = str(record[settings.reference_column])
         out[lang] = table
     return out
-
-
-def _tokens(text: str) -> set[str]:
-    return {part.lower() for part in re.split(r"[/\\]", text) if part}
-
-
-def source_overlaps(source: "DataSourceSettings", benchmarks: Iterable["BenchmarkSettings"]) -> list[str]:
-    """Evaluation benchmarks that the source is drawn from (name, hub path or directory match).
-
-    >>> from components.settings import BenchmarkSettings, DataSourceSettings
-    >>> src = DataSourceSettings(path="data/msvamp/test_English.json")
-    >>> source_overlaps(src, [BenchmarkSettings(name="msvamp"), BenchmarkSettings(name="mgsm")])
-    ['msvamp']
-    """
-    origin = _tokens(source.hub or source.path or "")
-    hits = []
-    for bench in benchmarks:
-        name = bench.name.lower()
-        same_dir = bench.data_dir is not None and source.path is not None and (
-            os.path.normpath(bench.data_dir) == os.path.normpath(str(Path(source.path).parent))
-        )
-        if source.benchmark == bench.name or name in origin or same_dir:
-            hits.append(bench.name)
-    return hits

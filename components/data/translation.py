@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from components.data.sources import LANGUAGE_NAMES
+from components.language import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
     from components.settings import SamplingSettings

@@ -1,7 +1,9 @@
 """On-disk cache of generation API calls, keyed by (model, prompt, parameters, seed).
 
-Issue 5: "API calls are cached by (model, prompt, parameters, seed) so a re-run
-never pays twice". One JSON file per call under ``root/<key[:2]>/<key>.json``,
+An API answer is decided by the model, the prompt, the sampling parameters and
+the seed, and each call is paid for: so those four parts are the key, and a
+re-run (or a resumed run) asks the API only for what it has not answered yet.
+One JSON file per call under ``root/<key[:2]>/<key>.json``,
 written atomically (temporary file + ``os.replace``), so concurrent writers
 (the OpenAI backend's worker threads, or two processes) never leave a torn
 entry. The API key is never part of a key or an entry.

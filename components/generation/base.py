@@ -100,6 +100,16 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
     return results, GenerationStats(time.perf_counter() - start, len(prompts), tokens)
 
 
+def truncate_at_stops(text: str, stops: Sequence[str]) -> str:
+    """Cut ``text`` at the earliest stop string (vLLM's ``stop`` semantics: the stop is not kept).
+
+    >>> truncate_at_stops("La réponse est 12.\\nQuestion : suivante", ["\\nQuestion"])
+    'La réponse est 12.'
+    """
+    cut = min((index for index in (text.find(stop) for stop in stops) if index >= 0), default=len(text))
+    return text[:cut]
+
+
 def encode_prompts(tokenizer: Any, prompts: Sequence[str]) -> list[list[int]]:
     """Token ids per prompt; special tokens (BOS) are added unless the text already starts with BOS.
 

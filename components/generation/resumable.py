@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from components.data.prompts import truncate_at_stops
-from components.generation.base import Generator
+from components.generation.base import Generator, truncate_at_stops
 from components.records import BenchmarkItem, generation_rows
 
 if TYPE_CHECKING:
@@ -96,6 +95,14 @@ def unique_rows(rows) -> list[dict]:
     for row in rows:
         seen.setdefault((int(row["prompt_index"]), int(row.get("sample_index", 0))), row)
     return list(seen.values())
+
+
+def write_journal(out_path: Path, name: str, rows: list[dict]) -> Path:
+    """``rows`` as the journal ``<out>.partial.<name>`` (atomically): the next run generating ``out_path`` adopts
+    them like the journal of a killed process (a language shard generated elsewhere hands its rows over so)."""
+    path = out_path.with_name(f"{out_path.name}.partial.{name}")
+    _write_rows(path, rows)
+    return path
 
 
 def _write_rows(path: Path, rows: list[dict]) -> None:

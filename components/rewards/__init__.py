@@ -44,12 +44,15 @@ def reward_parameters(name: str) -> list[str]:
 
 
 def reward_parameter_problems(name: str, params: Mapping[str, Any]) -> list[str]:
-    """Unknown reward name or parameters, as readable lines (checked when a profile loads)."""
+    """Unknown reward name or parameters, and parameters its factory refuses together (its
+    ``parameter_problems``, when it has one), as readable lines (checked when a profile loads)."""
     if name not in REWARDS:
         return [f"unknown reward {name!r} (known: {', '.join(sorted(REWARDS))})"]
     known = reward_parameters(name)
-    return [f"unknown parameter {key!r} for reward {name!r} (known: {', '.join(known)})"
-            for key in params if key not in known]
+    problems = [f"unknown parameter {key!r} for reward {name!r} (known: {', '.join(known)})"
+                for key in params if key not in known]
+    together = getattr(REWARDS[name], "parameter_problems", None)
+    return problems + [f"reward {name!r}: {line}" for line in (together(params) if together else [])]
 
 
 def build_reward(name: str, params: Mapping[str, Any] | None = None, *, languages: Iterable[str] = ()) -> Any:

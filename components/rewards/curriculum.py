@@ -7,8 +7,10 @@
 * ``adamame_alpha`` — eq. (3): ``α_i(t) = 1 + β · 1[lang(o_i) = lang(q)] · φ(t)``.
 * ``TauCurriculum`` — PCS, "Progressive code-switching RL", eq. (4): the SLC
   threshold τ starts at 0.1; every ``k`` optimizer steps (40) the batch-level
-  progress ``Pass@SLC(τ)`` is computed over the rollouts seen since the last
-  check and, when it is at least 0.9, ``τ ← min(τ + Δτ, 0.95)`` (Δτ = 0.1).
+  progress ``Pass@SLC(τ)`` is evaluated and, when it is at least 0.9,
+  ``τ ← min(τ + Δτ, 0.95)`` (Δτ = 0.1). The paper tracks it as a metric of
+  one batch, so a check reads the last generation batch (``window="batch"``,
+  the default).
 
 Documented choices (the paper is silent):
 
@@ -16,11 +18,12 @@ Documented choices (the paper is silent):
   repetition) *and* are correct, those with ``SLC ≥ τ``; so it lies in [0, 1].
   When no response was eligible it is undefined (``None``) and τ stays — an
   empty window carries no evidence that the curriculum is saturated.
-* Which rollouts a check counts (``window``): ``"batch"`` is the paper's rule —
-  a batch-level metric evaluated every k steps, so a check reads the last
-  generation batch only (the last ``record``); ``"pooled"`` counts every rollout
-  since the previous check (k steps of batches), a steadier estimate that rises
-  τ later when the policy is still improving within the window.
+* Which rollouts a check counts (``window``): ``"batch"`` (the default) is the
+  paper's rule — a batch-level metric evaluated every k steps, so a check reads
+  the last generation batch only (the last ``record``); ``"pooled"`` is ours, not
+  the paper's: it counts every rollout since the previous check (k steps of
+  batches), a steadier estimate that raises τ later when the policy is still
+  improving within the window.
 * Counts are integers, so with several processes the window is summed across
   ranks (``reduce``, an all-reduce supplied by the trainer's accelerator) and
   every rank takes the same decision from the same totals.
@@ -87,7 +90,7 @@ class TauCurriculum:
     maximum: float = 0.95
     interval: int = 40
     threshold: float = 0.9
-    window: str = "pooled"
+    window: str = "batch"
     passed: int = 0
     eligible: int = 0
     last_check: int = 0
@@ -105,9 +108,9 @@ class TauCurriculum:
     def record(self, passed: int, eligible: int) -> None:
         """One batch: ``eligible`` well-formed correct responses, ``passed`` of them with SLC ≥ τ.
 
-        ``pooled`` adds it to the window; ``batch`` keeps it alone (the last batch is what a check reads).
+        ``batch`` keeps it alone (the last batch is what a check reads); ``pooled`` adds it to the window.
 
-        >>> c = TauCurriculum(window="batch")
+        >>> c = TauCurriculum()
         >>> c.record(passed=1, eligible=4); c.record(passed=3, eligible=3); c.pass_at_slc()
         1.0
         """

@@ -110,7 +110,7 @@ class MThinkerReward:
     @staticmethod
     def judge_prompt(lang: str, question: str, reference: str, reasoning: str) -> str:
         """The judge's request (the user turn; a chat judge gets its template around it)."""
-        from components.data.sources import LANGUAGE_NAMES
+        from components.language import LANGUAGE_NAMES
 
         return JUDGE_PROMPT.format(language=LANGUAGE_NAMES.get(lang, lang), question=question, reference=reference,
                                    reasoning=reasoning)

@@ -12,19 +12,19 @@ from components.settings.data import (
     DataSettings, DataSourceSettings, RejectionSettings, TraceSettings, TranslationSettings,
 )  # fmt: skip
 from components.settings.evaluation import BenchmarkSettings, EvaluationSettings, ScoringSettings
-from components.settings.lcrl import CouplingSettings, LcRLSettings, RetrievalSettings
+from components.settings.execution import ExecutionSettings
+from components.settings.lcrl import CouplingSettings, LcRLSettings, RetrievalSettings, SearchSettings
 from components.settings.profile import NightlySettings, Profile, RegistrySettings, resolve_path
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings, TrackingSettings
-from components.settings.training import (
-    GRPOStageSettings, GRPOValidationSettings, KLResetSettings, RewardAuditSettings, RewardSettings, SFTSettings,
-)  # fmt: skip
+from components.settings.rewards import RewardAuditSettings, RewardSettings
+from components.settings.training import GRPOStageSettings, GRPOValidationSettings, KLResetSettings, SFTSettings
 
 SECTIONS = (
     TrackingSettings, ModelSettings, SamplingSettings, PromptSettings, LoraSettings, BenchmarkSettings,
     ScoringSettings, EvaluationSettings, AuditSettings, DataSourceSettings, TranslationSettings, TraceSettings,
     RejectionSettings, DataSettings, SFTSettings, RewardSettings, KLResetSettings, RewardAuditSettings,
-    GRPOValidationSettings, CouplingSettings, RetrievalSettings, LcRLSettings, GRPOStageSettings, RegistrySettings,
-    NightlySettings, Profile,
+    GRPOValidationSettings, CouplingSettings, RetrievalSettings, SearchSettings, LcRLSettings, GRPOStageSettings,
+    RegistrySettings, NightlySettings, ExecutionSettings, Profile,
 )  # fmt: skip
 
 __all__ = [cls.__name__ for cls in SECTIONS] + [

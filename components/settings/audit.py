@@ -14,7 +14,6 @@ project directory); ``stress_golds``: ``None`` = the table's golds.
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -22,14 +21,13 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from components.settings.base import ProjectPath, StrictSettings, VerifierName, unknown_name_message
+from components.settings.base import ProjectPath, StrictSettings, VerifierName, registry, unknown_name_message
 
 
 @lru_cache(maxsize=8)
 def stress_table_languages(path: str | None) -> tuple[str, ...]:
-    """The languages of a stress table (``None``: the packaged one)."""
-    stress = importlib.import_module("components.audit.stress")  # looked up when validated; see settings.base
-    return tuple(sorted(stress.load_table(path)["languages"]))
+    """The languages of a stress table (``None``: the packaged one), read by the audit's own reader."""
+    return tuple(sorted(registry("stress table")(path)["languages"]))
 
 
 def _stress_language(value: str, info: ValidationInfo) -> str:

@@ -8,10 +8,13 @@
   holding an API key), each with the reason. ``cache_view`` leaves exactly those
   out, so cache keys change with every other field and with nothing else.
 * ``check_registered``: a field that names a registry entry (a backend, a verifier,
-  a benchmark, a reward, a rejection strategy, an LCPR rule) is checked against the
-  registry itself. Registries are looked up by module name when a value is
-  validated, not imported with this package: settings stay a leaf that every
-  component can import, and the registries stay where their entries are defined.
+  a benchmark, a reward, a rejection strategy, an LCPR rule, a retriever, a shipped
+  accelerate config) is checked against the registry itself, and a factory's
+  keyword parameters against its signature. ``REGISTRIES`` is the one place where
+  settings name another package: each entry is looked up by module name when a
+  value is validated, not imported with this package, so settings stay a leaf that
+  every component can import, and the registries stay where their entries are
+  defined.
 
 >>> class Demo(StrictSettings):
 ...     OPERATIONAL = {"timeout_s": "how long to wait, not what is computed"}
@@ -24,6 +27,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, get_args
 
@@ -42,21 +46,35 @@ class StrictSettings(BaseModel):
     OPERATIONAL: ClassVar[dict[str, str]] = {}
 
 
-REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, registry attribute)
+REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, attribute)
     "backend": ("components.generation", "BACKENDS"),
     "verifier": ("components.verification", "VERIFIERS"),
     "benchmark": ("components.data.benchmarks", "BENCHMARKS"),
+    "QA benchmark": ("components.data.benchmarks_qa", "QA_BENCHMARKS"),
     "reward": ("components.rewards", "REWARDS"),
     "rejection strategy": ("components.data.rejection", "REJECTION_STRATEGIES"),
-    "LCPR rule": ("components.metrics.lcpr", "LCPR_RULES"),
+    "LCPR rule": ("components.metrics.lcpr", "RULES"),
     "retriever": ("components.retrieval", "RETRIEVERS"),
+    "accelerate config": ("components.training.accelerate", "ACCELERATE_CONFIGS"),
+    "stress table": ("components.audit.stress", "load_table"),  # a reader: its languages depend on the file
 }
+
+
+def registry(kind: str) -> Any:
+    """What ``REGISTRIES`` names for ``kind``, imported now (when a value is validated)."""
+    module, attribute = REGISTRIES[kind]
+    return getattr(importlib.import_module(module), attribute)
 
 
 def registered_names(kind: str) -> list[str]:
     """The names registered for ``kind`` (see ``REGISTRIES``)."""
-    module, attribute = REGISTRIES[kind]
-    return sorted(getattr(importlib.import_module(module), attribute))
+    return sorted(registry(kind))
+
+
+def registered_parameters(kind: str, name: str) -> list[str]:
+    """The keyword-only parameters of the factory registered as ``name`` (the registries' contract)."""
+    signature = inspect.signature(registry(kind)[name])
+    return [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
 
 def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
@@ -122,10 +140,13 @@ def changed_fields(section: BaseModel, names: Iterable[str]) -> list[str]:
 
 
 def cache_view(value: Any) -> Any:
-    """A section as plain JSON data without its ``OPERATIONAL`` fields (nested sections too)."""
-    if isinstance(value, StrictSettings):
-        skip, stored = type(value).OPERATIONAL, value.__dict__  # not getattr: reading a field is not consuming it
-        return {name: cache_view(stored[name]) for name in type(value).model_fields if name not in skip}
+    """A section as plain JSON data without its ``OPERATIONAL`` fields (nested sections too).
+
+    A trainer section's trl keys (its extra keys) count like fields.
+    """
+    if isinstance(value, StrictSettings):  # not getattr: reading a field is not consuming it
+        stored = {**value.__dict__, **(value.__pydantic_extra__ or {})}
+        return {name: cache_view(item) for name, item in stored.items() if name not in type(value).OPERATIONAL}
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, (list, tuple)):

@@ -13,6 +13,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -20,6 +24,7 @@ from pydantic import Field, model_validator
 from components.settings.base import (
     LcprRuleName, ProjectPath, RejectionStrategyName, StrictSettings, VerifierName, changed_fields,
 )  # fmt: skip
+from components.settings.evaluation import BenchmarkSettings
 from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
 
 HUB_ONLY = ("hub_config", "split")
@@ -65,6 +70,29 @@ class DataSourceSettings(StrictSettings):
             origin = "hub" if self.hub else "path"
             raise ValueError(f"{', '.join(unused)}: not read for a source given by {origin}")
         return self
+
+
+def _tokens(text: str) -> set[str]:
+    return {part.lower() for part in re.split(r"[/\\]", text) if part}
+
+
+def source_overlaps(source: DataSourceSettings, benchmarks: Iterable[BenchmarkSettings]) -> list[str]:
+    """Evaluation benchmarks that the source is drawn from (name, hub path or directory match).
+
+    >>> src = DataSourceSettings(path="data/msvamp/test_English.json")
+    >>> source_overlaps(src, [BenchmarkSettings(name="msvamp"), BenchmarkSettings(name="mgsm")])
+    ['msvamp']
+    """
+    origin = _tokens(source.hub or source.path or "")
+    hits = []
+    for bench in benchmarks:
+        name = bench.name.lower()
+        same_dir = bench.data_dir is not None and source.path is not None and (
+            os.path.normpath(bench.data_dir) == os.path.normpath(str(Path(source.path).parent))
+        )
+        if source.benchmark == bench.name or name in origin or same_dir:
+            hits.append(bench.name)
+    return hits
 
 
 class TranslationSettings(StrictSettings):

@@ -7,7 +7,10 @@ flow parameter edited in the Prefect UI) refuses the same profiles:
   ``sampling.n`` and every benchmark's own ``samples``;
 * a benchmark appears once (list its languages in one entry): two entries of one
   benchmark would share its metric names and artifacts;
-* the ``lcb`` LCPR rule needs its English word list (``words_path``).
+* the ``lcb`` LCPR rule needs its English word list (``words_path``);
+* a QA benchmark (MKQA, XOR-TyDi, the offline QA set) is answered with the search
+  loop at test time, so it needs ``search`` (which nothing else reads) and the
+  plain prompt style (its prompt is the search instruction, not a math instruction).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.settings.base import BenchmarkName, LcprRuleName, ProjectPath, StrictSettings, VerifierName
+from components.settings.base import (
+    BenchmarkName, LcprRuleName, ProjectPath, StrictSettings, VerifierName, registered_names,
+)  # fmt: skip
+from components.settings.search import SearchSettings
 from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
 
 
@@ -35,6 +41,7 @@ class BenchmarkSettings(StrictSettings):
     hub_languages: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1)
+    offset: int = Field(default=0, ge=0)
     selection: Literal["first", "sample"] = "first"
     sample_seed: int = 0
     samples: int | None = Field(default=None, ge=1)
@@ -56,16 +63,28 @@ class ScoringSettings(StrictSettings):
     else (the paper protocols); ``lenient`` falls back to answer phrases, the last
     number and short responses (``components.extraction``). Either way the share of
     answers only a fallback finds is reported per language (``fallback_share``).
+    ``lcpr_beside``: further LCPR rules scored on the same traces and reported next to
+    ``lcpr_rule`` as ``lcpr_<rule>`` (with ``lpr_<rule>``, ``wpr_<rule>``): a profile that
+    reproduces a paper's table scores with the paper's definition and shows the corrected
+    rule beside it. ``headline``: the accuracy the language table and the model comparison
+    lead with, ``accuracy`` (mean correctness of the samples, avg@n) or ``pass_at_<k>`` for
+    a ``k`` of ``pass_k`` (AdaMame's tables report Pass@4).
+    ``bootstrap_resamples`` and ``bootstrap_seed``: the resampling of problems behind every
+    reported standard error (``components.metrics.bootstrap``).
     """
 
     verifier: VerifierName = "trusted"
     extraction: Literal["strict", "lenient"] = "lenient"
     lcpr_rule: LcprRuleName = "adamame"
+    lcpr_beside: list[LcprRuleName] = Field(default_factory=list)
+    headline: str = "accuracy"
     slc_threshold: float = Field(default=0.9, ge=0, le=1)
     max_context: int = Field(default=8192, ge=1)
     pass_k: list[int] = Field(default_factory=lambda: [1], min_length=1)
     words_path: ProjectPath | None = None
     in_domain: list[str] = Field(default_factory=lambda: ["fr", "pt", "ja", "ko", "th"])
+    bootstrap_resamples: int = Field(default=1000, ge=100)
+    bootstrap_seed: int = 0
 
     @field_validator("pass_k")
     @classmethod
@@ -76,19 +95,55 @@ class ScoringSettings(StrictSettings):
 
     @model_validator(mode="after")
     def _word_list(self) -> "ScoringSettings":
-        if self.lcpr_rule.startswith("lcb") and not self.words_path:
-            raise ValueError(f"lcpr_rule {self.lcpr_rule!r} needs words_path (the LCB English word list)")
+        needing = [rule for rule in (self.lcpr_rule, *self.lcpr_beside) if rule.startswith("lcb")]
+        if needing and not self.words_path:
+            raise ValueError(f"lcpr rule {needing[0]!r} needs words_path (the LCB English word list)")
+        if self.lcpr_rule in self.lcpr_beside or len(set(self.lcpr_beside)) < len(self.lcpr_beside):
+            raise ValueError(f"lcpr_beside {self.lcpr_beside} repeats a rule (lcpr_rule is {self.lcpr_rule!r}): each "
+                             "rule is reported once")
+        return self
+
+    @model_validator(mode="after")
+    def _headline_is_reported(self) -> "ScoringSettings":
+        known = ["accuracy", *(f"pass_at_{k}" for k in self.pass_k)]
+        if self.headline not in known:
+            raise ValueError(f"headline {self.headline!r} is not a reported accuracy (known with pass_k "
+                             f"{self.pass_k}: {', '.join(known)})")
         return self
 
 
 class EvaluationSettings(StrictSettings):
-    """The evaluation stage: generate every benchmark with one model and score it."""
+    """The evaluation stage: generate every benchmark with one model and score it.
+
+    ``search``: the retrieval loop QA benchmarks are answered with (LcRL's test-time
+    retrieval, ``components.generation.search_loop``); set exactly when a QA benchmark
+    is listed.
+    """
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     sampling: SamplingSettings = Field(default_factory=SamplingSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     benchmarks: list[BenchmarkSettings] = Field(default_factory=list)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    search: SearchSettings | None = None
+
+    def qa_benchmarks(self) -> list[str]:
+        """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics)."""
+        return [bench.name for bench in self.benchmarks if bench.name in registered_names("QA benchmark")]
+
+    @model_validator(mode="after")
+    def _search_for_qa(self) -> "EvaluationSettings":
+        qa = self.qa_benchmarks()
+        if qa and self.search is None:
+            raise ValueError(f"benchmarks {', '.join(qa)} are QA benchmarks, answered with the retrieval loop at test "
+                             "time: set evaluation.search (retrieval, rounds, max_searches ...)")
+        if self.search is not None and not qa:
+            raise ValueError("search is read by QA benchmarks only (mkqa, xor_tydi, offline_qa) and none is listed; "
+                             "drop evaluation.search")
+        if qa and self.prompt.style != "plain":
+            raise ValueError(f"prompt.style {self.prompt.style!r}: the QA benchmarks ({', '.join(qa)}) are prompted "
+                             "with the search instruction alone; set evaluation.prompt.style plain")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> "EvaluationSettings":

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import model_validator
 
-from components.settings.base import ProjectPath, StrictSettings, changed_fields, registered
+from components.settings.base import StrictSettings, changed_fields
 from components.settings.evaluation import BenchmarkSettings
+from components.settings.search import RetrievalSettings, SearchSettings
 
-ROUND_WORDS = ("query", "others", "all")
+__all__ = ["CouplingSettings", "LcRLSettings", "RetrievalSettings", "SearchSettings", "lcrl_problems"]
 
 
 class CouplingSettings(StrictSettings):
@@ -75,67 +76,18 @@ class CouplingSettings(StrictSettings):
         return self
 
 
-class RetrievalSettings(StrictSettings):
-    """The retriever behind ``<search>``: one index per corpus language (``components.retrieval``).
-
-    ``retriever``: ``bm25`` (bm25s, offline) or ``dense`` (sentence-transformers
-    ``model``; LcRL: multilingual-e5-base). ``corpus``: JSONL of passages
-    (``id``, ``lang``, ``title``, ``text``); ``None`` is the packaged offline
-    corpus. ``languages``: the corpus languages indexed (``None``: all).
-    ``index``: a built index directory (the flow builds and caches it; set it to
-    reuse one). ``passage_chars``: each passage is cut to this many characters
-    in the prompt (200 in the released code).
-    """
-
-    OPERATIONAL = {"device": "where the encoder runs, not what it computes",
-                   "batch_size": "how many texts are encoded at once, not their embeddings"}
-
-    retriever: registered("retriever") = "bm25"  # type: ignore[valid-type]
-    corpus: ProjectPath | None = None
-    languages: list[str] | None = None
-    model: str = "intfloat/multilingual-e5-base"
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    batch_size: int = Field(default=64, ge=1)
-    top_k: int = Field(default=3, ge=1)
-    passage_chars: int = Field(default=200, ge=20)
-    index: ProjectPath | None = None
-
-    @model_validator(mode="after")
-    def _encoder_only_for_dense(self) -> "RetrievalSettings":
-        if self.retriever != "dense" and changed_fields(self, ("model", "device", "batch_size")):
-            raise ValueError("model/device/batch_size set the dense encoder; the bm25 retriever reads none of them")
-        return self
-
-
-class LcRLSettings(StrictSettings):
+class LcRLSettings(SearchSettings):
     """The multilingual retrieval tool loop on trl's ``GRPOTrainer`` (``components.training.search_loop``).
 
-    ``dataset``: the QA benchmark the training rows come from when
-    ``grpo.dataset`` is unset (the flow writes them and sets ``grpo.dataset``) (``offline_qa``, ``mkqa``, ``xor_tydi``); each row's
-    question is wrapped in the search instruction. ``max_searches``: searches
-    allowed before a last answer turn (3 in the released code);
-    ``max_turn_tokens``: new tokens per model turn; ``max_information_tokens``:
-    tokens of one ``<information>`` block. The whole completion (model and
-    inserted tokens) stays within ``grpo.max_completion_length``.
+    The loop's settings are ``SearchSettings``' (the same loop runs at test time,
+    ``evaluation.search``), plus ``dataset``: the QA benchmark the training rows come
+    from when ``grpo.dataset`` is unset (the flow writes them and sets ``grpo.dataset``)
+    (``offline_qa``, ``mkqa``, ``xor_tydi``); each row's question is wrapped in the
+    search instruction. The whole completion (model and inserted tokens) stays within
+    ``grpo.max_completion_length``.
     """
 
     dataset: BenchmarkSettings | None = None
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
-    rounds: list[list[str]] = Field(default_factory=lambda: [["query"], ["others"], ["en"]], min_length=1)
-    max_searches: int = Field(default=3, ge=0)
-    max_turn_tokens: int = Field(default=256, ge=1)
-    max_information_tokens: int = Field(default=600, ge=16)
-
-    @field_validator("rounds")
-    @classmethod
-    def _round_words(cls, rounds: list[list[str]]) -> list[list[str]]:
-        for index, entry in enumerate(rounds):
-            if not entry:
-                raise ValueError(f"rounds.{index}: empty (name 'query', 'others', 'all' or ISO 639-1 codes)")
-            bad = [w for w in entry if w not in ROUND_WORDS and not (len(w) == 2 and w.isalpha() and w.islower())]
-            if bad:
-                raise ValueError(f"rounds.{index}: {bad} are neither {ROUND_WORDS} nor ISO 639-1 codes")
-        return rounds
 
 
 def lcrl_problems(section: Any) -> list[str]:

@@ -14,22 +14,29 @@ a test) is refused for the same reasons with the same words:
   registers a trained model;
 * the audit needs generations (a file, or the evaluation section to produce
   them), a packaged or readable stress table with the languages asked for, and
-  a prompt style the number-only probe can rewrite.
+  a prompt style the number-only probe can rewrite;
+* strict answer extraction needs a model that thinks (``components.settings.answers``);
+* a vLLM generation's ``max_new_tokens`` must leave room for a prompt in its
+  ``max_model_len`` (``components.settings.lengths``);
+* evaluations fan out (``execution``) only where there are evaluations, and only
+  the profile's benchmarks are sharded by language.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
 import yaml
 from pydantic import Field, field_validator, model_validator
 
+from components.settings.answers import answer_format_problems
 from components.settings.audit import AuditSettings, stress_table_languages
 from components.settings.base import StrictSettings, is_path_field, unknown_name_message
-from components.settings.data import DataSettings
+from components.settings.data import DataSettings, source_overlaps
 from components.settings.evaluation import EvaluationSettings
+from components.settings.execution import ExecutionSettings
+from components.settings.lengths import length_problems
 from components.settings.shared import ModelSettings, TrackingSettings
 from components.settings.training import GRPOStageSettings, SFTSettings
 
@@ -85,7 +92,8 @@ class Profile(StrictSettings):
     OPERATIONAL = {"project_dir": "where state lives, not what is computed",
                    "tracking": "where results are logged, not what is computed",
                    "placement": "which machine runs a stage, not what it computes",
-                   "nightly": "when registered models are re-evaluated, not what a run computes"}
+                   "nightly": "when registered models are re-evaluated, not what a run computes",
+                   "execution": "which workers and GPUs compute the evaluations, not what they compute"}
 
     name: str
     project_dir: str | None = None
@@ -98,6 +106,7 @@ class Profile(StrictSettings):
     registry: RegistrySettings | None = None
     nightly: NightlySettings | None = None
     placement: dict[str, str] = Field(default_factory=dict)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
 
     @field_validator("name")
     @classmethod
@@ -118,6 +127,8 @@ class Profile(StrictSettings):
     @model_validator(mode="after")
     def _cross_section_rules(self) -> "Profile":
         problems = data_problems(self) + grpo_problems(self) + audit_problems(self) + recipe_problems(self)
+        problems += execution_problems(self)
+        problems += answer_format_problems(self.evaluation) + length_problems(self)
         if problems:
             raise ValueError(join_problems(problems))
         return self
@@ -176,9 +187,8 @@ def data_problems(profile: Profile) -> list[str]:
     data, problems = profile.data, []
     if data is None:
         return problems
-    sources = importlib.import_module("components.data.sources")  # looked up when validated; see settings.base
     benchmarks = profile.evaluation.benchmarks if profile.evaluation else []
-    for name in sources.source_overlaps(data.source, benchmarks) if data.source else []:
+    for name in source_overlaps(data.source, benchmarks) if data.source else []:
         problems.append(f"data.source: {name!r} is both the source of training queries and an evaluation "
                         "benchmark of this profile; drop it from evaluation.benchmarks or use another source")
     if data.rejection is not None and data.rejection.policy is None and profile.sft is None:
@@ -223,6 +233,19 @@ def recipe_problems(profile: Profile) -> list[str]:
     if profile.registry is not None and sft is None:
         problems.append("registry: only a trained model is registered; the profile has no sft section")
     return problems
+
+
+def execution_problems(profile: Profile) -> list[str]:
+    """Fan-out needs evaluations to fan out, and shards only benchmarks the evaluation has."""
+    execution = profile.execution
+    if not execution.fans_out:
+        return []
+    if profile.evaluation is None:
+        return [f"execution.runner: {execution.runner!r} fans out evaluations, and the profile has no evaluation "
+                "section; drop the execution section or add one"]
+    names = [bench.name for bench in profile.evaluation.benchmarks]
+    return [f"execution.shard_languages.{i}: {name!r} is not a benchmark of evaluation.benchmarks ({', '.join(names)})"
+            for i, name in enumerate(execution.shard_languages) if name not in names]
 
 
 def audit_problems(profile: Profile) -> list[str]:

@@ -1,16 +1,24 @@
 """The trainer sections: LoRA SFT (trl ``SFTTrainer``) and curriculum GRPO (trl ``GRPOTrainer``).
 
-Both use trl's own field names for what goes to trl (``learning_rate``,
-``lr_scheduler_type``, ``num_train_epochs``, ``per_device_train_batch_size`` …),
-a shared ``LoraSettings`` and a ``ModelSettings`` for the model (its ``dtype`` and
-``device`` decide precision: ``auto`` trains in bfloat16 on CUDA, float32 on
-CPU). GRPO samples, so it also has a ``SamplingSettings``: ``n`` is trl's
-``num_generations``, ``max_new_tokens`` its ``max_completion_length``,
-``temperature``/``top_p`` as named and ``seed`` the trainer's seed; the size of a
-generation batch is trl's ``generation_batch_size`` (completions; ``None``: one
-generation per optimizer step), so ``sampling.batch_size`` is refused there. GRPO generates with trl's vLLM integration
-when ``model.backend`` is ``vllm`` (``model.gpu_memory_utilization`` is then
-trl's ``vllm_gpu_memory_utilization``).
+Each section is polyreason's own fields plus trl's configuration
+(``components.settings.trainer``): every key that is not a field here is a field
+of trl's ``SFTConfig`` / ``GRPOConfig`` (``learning_rate``, ``lr_scheduler_type``,
+``loss_type``, ``top_entropy_quantile`` …), checked by trl's config when the
+profile loads. ``TRL_DEFAULTS`` fill the ones a profile leaves out.
+
+Own fields: a ``ModelSettings`` for the model (its ``dtype`` and ``device``
+decide precision: ``auto`` trains in bfloat16 on CUDA, float32 on CPU), a
+``LoraSettings``, ``warmup_ratio`` (transformers 5 spells it as a fractional
+``warmup_steps``), how the trainer process is launched and resumed. GRPO samples,
+so it also has a ``SamplingSettings``: ``n`` is trl's ``num_generations``,
+``max_new_tokens`` its ``max_completion_length``, ``temperature``/``top_p`` as
+named and ``seed`` the trainer's seed; the size of a generation batch is trl's
+``generation_batch_size`` (completions; unset: one generation per optimizer
+step), so ``sampling.batch_size`` is refused there. Reward weights are trl's
+``reward_weights``. GRPO generates with trl's vLLM integration when
+``model.backend`` is ``vllm`` (``model.gpu_memory_utilization`` is then trl's
+``vllm_gpu_memory_utilization``, ``model.max_model_len`` its
+``vllm_max_model_length``); trl's other ``vllm_*`` keys are read only then.
 
 AdaMame's defaults (§3.2, appendix B.2): LoRA r 8, alpha 16, all linear modules;
 SFT lr 2e-4, cosine, warm-up ratio 0.1; GRPO lr 1e-5, KL 0.001, Dr.GRPO.
@@ -18,13 +26,16 @@ SFT lr 2e-4, cosine, warm-up ratio 0.1; GRPO lr 1e-5, KL 0.001, Dr.GRPO.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from components.settings.base import ProjectPath, StrictSettings, VerifierName, changed_fields, check_registered
 from components.settings.lcrl import CouplingSettings, LcRLSettings, lcrl_problems
+from components.settings.rewards import RewardAuditSettings, RewardSettings
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings
+from components.settings.trainer import TRL_OPERATIONAL, TRL_REFUSED, TrainerSettings
 
 TRAINER_OPERATIONAL = {
     "timeout_s": "how long the task waits for the trainer process, not what it trains",
@@ -34,37 +45,42 @@ TRAINER_OPERATIONAL = {
 GRPO_BACKENDS = ("transformers", "vllm")
 
 
-class SFTSettings(StrictSettings):
-    """The LoRA SFT stage.
+
+def _accelerate_config(value: str) -> str:
+    if Path(value).suffix in (".yaml", ".yml"):  # a config of the profile's own
+        return value
+    return check_registered("accelerate config", value)
+
+
+AccelerateConfig = Annotated[str, AfterValidator(_accelerate_config)]
+
+class SFTSettings(TrainerSettings):
+    """The LoRA SFT stage; every key not listed here is a field of trl's ``SFTConfig``.
 
     ``template``: ``chat`` (the tokenizer's chat template) or ``plain``
     (``prompt + completion``, for base models). ``accelerate_config`` names a
-    file in ``profiles/accelerate/`` (``cpu``, ``single-gpu``, ``multi-gpu-zero2``)
-    or a path; ``None`` runs plain ``python -m`` (one process). ``merge`` also
-    saves the base model with the adapter merged in.
+    config shipped in ``components/training/accelerate/`` (``cpu``, ``cpu-2``,
+    ``single-gpu``, ``multi-gpu-zero2``, ``multi-gpu-zero3``, ``multi-gpu-fsdp``) or the path of a YAML file; ``None`` runs
+    plain ``python -m`` (one process). ``merge`` also saves the base model with
+    the adapter merged in.
     """
 
-    OPERATIONAL = TRAINER_OPERATIONAL
+    OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL}
+    TRL_CONFIG = "SFTConfig"
+    TRL_DEFAULTS = {
+        "learning_rate": 2e-4, "lr_scheduler_type": "cosine", "num_train_epochs": 1.0, "max_steps": -1,
+        "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "gradient_checkpointing": True,
+        "max_length": 1024, "logging_steps": 1, "save_strategy": "steps", "save_steps": 50, "save_total_limit": 2,
+        "seed": 0, "dataloader_num_workers": 0, "disable_tqdm": True,
+    }  # fmt: skip
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     template: Literal["chat", "plain"] = "chat"
-    max_length: int = Field(default=1024, ge=8)
     lora: LoraSettings = Field(default_factory=lambda: LoraSettings(dropout=0.05))
-    learning_rate: float = Field(default=2e-4, gt=0)
-    lr_scheduler_type: str = "cosine"
     warmup_ratio: float = Field(default=0.1, ge=0, lt=1)
-    num_train_epochs: float = Field(default=1.0, gt=0)
-    max_steps: int = -1
-    per_device_train_batch_size: int = Field(default=2, ge=1)
-    gradient_accumulation_steps: int = Field(default=1, ge=1)
-    gradient_checkpointing: bool = True
-    logging_steps: int = Field(default=1, ge=1)
-    save_steps: int = Field(default=50, ge=1)
-    save_total_limit: int | None = Field(default=2, ge=1)
-    seed: int = 0
     merge: bool = False
     resume: bool = True
-    accelerate_config: str | None = "cpu"
+    accelerate_config: AccelerateConfig | None = "cpu"
     cpu_threads: int | None = Field(default=None, ge=1)
     timeout_s: int = Field(default=24 * 3600, ge=1)
 
@@ -74,78 +90,11 @@ class SFTSettings(StrictSettings):
         return _trainable(value, "sft.model")
 
 
-class RewardSettings(StrictSettings):
-    """One reward: registry name, weight in trl's weighted sum, the factory's keyword parameters.
-
-    A ``judge`` parameter (the model a reward asks, M-Thinker's) holds ``ModelSettings`` fields and is
-    checked as such when the profile loads.
-    """
-
-    name: str = "accuracy"
-    weight: float = 1.0
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _registered(self) -> "RewardSettings":
-        import importlib
-
-        rewards = importlib.import_module("components.rewards")  # looked up when validated; see settings.base
-        problems = rewards.reward_parameter_problems(self.name, self.params)
-        verifier = self.params.get("verifier")
-        if isinstance(verifier, str):
-            try:
-                check_registered("verifier", verifier)
-            except ValueError as error:
-                problems.append(f"params.verifier: {error}")
-        judge = self.params.get("judge")
-        if judge is not None:  # a judge model (M-Thinker) is a model section: checked like one
-            try:
-                ModelSettings.model_validate(judge)
-            except ValidationError as error:
-                problems += [f"params.judge.{'.'.join(map(str, e['loc']))}: {e['msg']}".replace(".: ", ": ")
-                             for e in error.errors()]
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
-
-    @property
-    def verifier(self) -> str:
-        """The verifier this reward judges answers with (the factories' default is ``trusted``)."""
-        return str(self.params.get("verifier", "trusted"))
-
-
 class KLResetSettings(StrictSettings):
     """PCS: the reference becomes the current policy when the logged KL exceeds ``threshold``."""
 
     enabled: bool = False
     threshold: float = Field(default=0.2, gt=0)
-
-
-class RewardAuditSettings(StrictSettings):
-    """The audit before training: VLB of a reward's verifier against ``reference`` on policy rollouts.
-
-    ``verifier`` ``None`` audits every reward's verifier that is not the reference;
-    when every reward already judges with the reference there is nothing to audit,
-    and the run says so. ``rollouts``: a JSONL/parquet file (``id, lang,
-    completion[, gold]``), else ``num_generations`` samples of the policy for
-    ``sample_size`` prompts.
-    """
-
-    enabled: bool = True
-    verifier: VerifierName | None = None
-    reference: VerifierName = "trusted"
-    rollouts: ProjectPath | None = None
-    sample_size: int = Field(default=32, ge=1)
-    num_generations: int = Field(default=2, ge=1)
-    warn_vlb: float = Field(default=0.1, ge=0)
-    fail_vlb: float = Field(default=0.3, ge=0)
-    metric: Literal["err", "fnr", "fpr"] = "err"
-
-    @model_validator(mode="after")
-    def _thresholds_ordered(self) -> "RewardAuditSettings":
-        if self.warn_vlb > self.fail_vlb:
-            raise ValueError(f"warn_vlb ({self.warn_vlb}) must not exceed fail_vlb ({self.fail_vlb})")
-        return self
 
 
 class GRPOValidationSettings(StrictSettings):
@@ -180,20 +129,38 @@ class GRPOValidationSettings(StrictSettings):
         return self
 
 
-class GRPOStageSettings(StrictSettings):
+class GRPOStageSettings(TrainerSettings):
     """The curriculum GRPO stage: trl ``GRPOTrainer`` + LoRA with registry rewards.
 
     ``model`` (base weights plus an optional SFT ``adapter``, merged in before a
     fresh adapter is trained) and ``dataset`` default to the outputs of the
     earlier stages of a recipe; set them to run the stage alone. The dataset
     (JSONL/parquet) holds a ``prompt`` or a question column, a gold column and
-    ``lang`` (or ``dataset_lang`` for a one-language file). ``loss_type``,
-    ``scale_rewards``, ``beta`` … go to ``GRPOConfig`` unchanged (AdaMame:
-    ``dr_grpo`` with ``scale_rewards: none`` for the paper's text, ``group`` for
-    its released code).
+    ``lang`` (or ``dataset_lang`` for a one-language file). Every key not listed
+    here is a field of trl's ``GRPOConfig`` (AdaMame: ``loss_type: dr_grpo`` with
+    ``scale_rewards: none`` for the paper's text, ``group`` for its released code).
     """
 
-    OPERATIONAL = TRAINER_OPERATIONAL
+    OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL}
+    TRL_CONFIG = "GRPOConfig"
+    TRL_DEFAULTS = {
+        "loss_type": "dr_grpo", "scale_rewards": "group", "beta": 0.001, "epsilon": 0.2, "num_iterations": 1,
+        "learning_rate": 1e-5, "lr_scheduler_type": "constant", "num_train_epochs": 1.0, "max_steps": -1,
+        "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "generation_batch_size": None,
+        "vllm_mode": "colocate", "gradient_checkpointing": False, "logging_steps": 1, "save_strategy": "steps",
+        "save_steps": 50, "save_total_limit": None, "disable_tqdm": True, "log_completions": False,
+    }  # fmt: skip
+    TRL_DERIVED = {
+        "num_generations": "sampling.n", "max_completion_length": "sampling.max_new_tokens",
+        "temperature": "sampling.temperature", "top_p": "sampling.top_p", "seed": "sampling.seed",
+        "reward_weights": "rewards.N.weight", "chat_template_kwargs": "model.thinking", "use_vllm": "model.backend",
+        "vllm_gpu_memory_utilization": "model.gpu_memory_utilization", "vllm_max_model_length": "model.max_model_len",
+    }  # fmt: skip
+    TRL_REFUSED = {
+        **TRL_REFUSED, "eval_strategy": "the trainer gets no evaluation set; set validation (GRPO's validation curves)",
+        "sync_ref_model": "trl refuses it for a LoRA policy, which polyreason trains; set kl_reset (the reference "
+                          "becomes the policy when the KL exceeds a threshold)",
+    }  # fmt: skip
 
     model: ModelSettings | None = None
     dataset: ProjectPath | None = None
@@ -212,27 +179,8 @@ class GRPOStageSettings(StrictSettings):
     validation: GRPOValidationSettings = Field(default_factory=GRPOValidationSettings)
     coupling: CouplingSettings = Field(default_factory=CouplingSettings)  # LcRL language-coupled groups
     lcrl: LcRLSettings | None = None  # LcRL search tool loop (components.settings.lcrl); None: plain rollouts
-    loss_type: Literal["grpo", "dr_grpo", "dapo", "bnpo"] = "dr_grpo"
-    scale_rewards: Literal["group", "batch", "none"] = "group"
-    beta: float = Field(default=0.001, ge=0)
-    epsilon: float = Field(default=0.2, gt=0)
-    num_iterations: int = Field(default=1, ge=1)
-    learning_rate: float = Field(default=1e-5, gt=0)
-    lr_scheduler_type: str = "constant"
-    warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
-    num_train_epochs: float = Field(default=1.0, gt=0)
-    max_steps: int = -1
-    per_device_train_batch_size: int = Field(default=8, ge=1)
-    gradient_accumulation_steps: int = Field(default=1, ge=1)
-    generation_batch_size: int | None = Field(default=None, ge=1)
-    vllm_mode: Literal["colocate", "server"] = "colocate"
-    vllm_server_base_url: str | None = None
-    gradient_checkpointing: bool = False
-    logging_steps: int = Field(default=1, ge=1)
-    save_steps: int = Field(default=50, ge=1)
-    save_total_limit: int | None = Field(default=None, ge=1)
     resume: bool = True
-    accelerate_config: str | None = "cpu"
+    accelerate_config: AccelerateConfig | None = "cpu"
     cpu_threads: int | None = Field(default=None, ge=1)
     timeout_s: int = Field(default=7 * 24 * 3600, ge=1)
 
@@ -250,18 +198,25 @@ class GRPOStageSettings(StrictSettings):
         if changed_fields(sampling, ("batch_size",)):
             raise ValueError("sampling.batch_size is not read by GRPO: its generation batch is generation_batch_size "
                              "(completions; unset = one generation per optimizer step)")
-        batch = self.generation_batch_size or self.per_device_train_batch_size * self.gradient_accumulation_steps
-        if batch % sampling.n or batch % self.per_device_train_batch_size:
-            raise ValueError(f"a generation batch of {batch} completions must be a multiple of sampling.n "
-                             f"({sampling.n}) and of per_device_train_batch_size ({self.per_device_train_batch_size})")
         if lcrl_problems(self):
             raise ValueError("; ".join(lcrl_problems(self)))
-        if self.kl_reset.enabled and self.beta == 0:
+        if self.kl_reset.enabled and self.trl_option("beta") == 0:
             raise ValueError("kl_reset needs a KL term: set beta > 0 (PCS: 0.001)")
-        uses_vllm = self.model is not None and self.model.backend == "vllm"
-        if not uses_vllm and changed_fields(self, ("vllm_mode", "vllm_server_base_url")):
-            raise ValueError("vllm_mode/vllm_server_base_url are read only when model.backend is vllm")
+        vllm_keys = self.changed_trl_options("vllm_")
+        if (self.model is None or self.model.backend != "vllm") and vllm_keys:
+            raise ValueError(f"{', '.join(vllm_keys)}: read only when model.backend is vllm")
         return self
+
+    def trl_derived(self) -> dict[str, Any]:
+        """``TRL_DERIVED``: sampling, reward weights and the vLLM switch from the section's own fields."""
+        model, sampling = self.model or ModelSettings(), self.sampling
+        return {
+            **super().trl_derived(), "num_generations": sampling.n, "max_completion_length": sampling.max_new_tokens,
+            "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": sampling.seed,
+            "reward_weights": [reward.weight for reward in self.rewards],
+            "chat_template_kwargs": {"enable_thinking": model.thinking}, "use_vllm": model.backend == "vllm",
+            "vllm_gpu_memory_utilization": model.gpu_memory_utilization, "vllm_max_model_length": model.max_model_len,
+        }  # fmt: skip
 
     def audited_verifiers(self) -> list[str]:
         """Verifiers the pre-training audit checks: the configured one, else every reward's that is not the reference."""

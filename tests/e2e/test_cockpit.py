@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from flows.stack import alive
+from cli.stack import alive
 from tests.helpers.cockpit import (
     MlflowREST, polyreason, run_deployment, start_worker, stop, tiny_recipe, write_profiles,
 )  # fmt: skip
@@ -89,7 +89,7 @@ def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack
     a, b = (json.loads((tmp_path / name).read_text()) for name in ("placed.json", "here.json"))
     assert a["data"]["sft_set"]["fingerprint"] == b["data"]["sft_set"]["fingerprint"]
     assert a["rl"]["rl_set"]["fingerprint"] == b["rl"]["rl_set"]["fingerprint"]
-    assert a["sft"]["trained"]["fingerprint"] == b["sft"]["trained"]["fingerprint"]  # the adapter's bytes
+    assert a["sft"]["trained"]["run"]["fingerprint"] == b["sft"]["trained"]["run"]["fingerprint"]  # the adapter's bytes
     children = {c["tags"]["polyreason.stage"]: c["tags"].get("polyreason.deployment")
                 for c in stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{a['run_id']}'")}
     assert children["data"] == "pool-a" and children["sft"] == children["grpo"] == "pool-b"

@@ -39,7 +39,7 @@ import yaml
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-POLYREASON = [sys.executable, "-m", "flows.cli"]
+POLYREASON = [sys.executable, "-m", "cli"]
 NAMES = {"French": "fr", "Japanese": "ja"}
 TRACES = {
     "fr": ("<think>\nNous lisons l'énoncé attentivement et nous faisons le calcul demandé.\n"
@@ -188,10 +188,10 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     assert requests_before_resume == 2 * LIMIT + (2 * LIMIT - 1)  # translations + traces of accepted ones
 
     summary, resumed_seconds = polyreason("sft", profile, project)
-    result = summary["sft"]["trained"]["summary"]
+    result = summary["sft"]["trained"]["run"]["summary"]
     resumed_step = int(Path(result["resumed_from"]).name.split("-")[1])
     assert resumed_step >= 4 and result["global_step"] == SFT_STEPS
-    rows = read_jsonl(Path(summary["sft"]["trained"]["path"]) / "metrics.jsonl")
+    rows = read_jsonl(Path(summary["sft"]["trained"]["run"]["path"]) / "metrics.jsonl")
     assert [row["step"] for row in rows if "loss" in row] == list(range(1, SFT_STEPS + 1))  # killed run's extra lines dropped
     assert len(oracle.requests) == requests_before_resume  # data came from the Prefect cache
 
@@ -235,7 +235,7 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     again, cached_seconds = polyreason("sft", profile, project)
     assert len(oracle.requests) == requests_before_resume
     assert snapshot(project / "artifacts", project / ".cache") == before  # no training process, no new table
-    assert again["sft"]["trained"]["summary"] == result
+    assert again["sft"]["trained"]["run"]["summary"] == result
     assert again["data"]["report"]["traces"]["digests"] == report["traces"]["digests"]
     print(f"\nkilled after {logged_before_kill} steps; resumed run {resumed_seconds:.0f}s; cached re-run {cached_seconds:.0f}s")
 

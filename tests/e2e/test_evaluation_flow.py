@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.publishers import late_writes
+
 pytestmark = pytest.mark.slow
 
 
@@ -33,7 +35,7 @@ def tiny_profile(model_dir: Path, shared_data: Path, project: Path, tracking_uri
 def backend_calls(monkeypatch):
     """Count calls that reach the real backend (a spy: the real generator still runs)."""
     import components.generation as generation
-    from tasks.models import release_generators
+    from runtime.generators import release_generators
 
     release_generators()
     calls = []
@@ -102,6 +104,7 @@ def test_evaluation_flow_logs_caches_and_rescores(tiny_model_dir, shared_data, t
     metrics = client.get_run(third.run_id).data.metrics                     # scoring.in_domain reaches the groups
     assert metrics["evaluation/mgsm/in_domain/ttc_chars"] == metrics["evaluation/mgsm/en/ttc_chars"]
     assert metrics["evaluation/mgsm/out_of_domain/ttc_chars"] == metrics["evaluation/mgsm/fr/ttc_chars"]
+    assert late_writes(Path(profile.project_dir)) == []  # one publisher per product: scores, reports, generations
 
 
 def test_benchmarks_still_to_generate_share_one_backend_call(shared_data, tmp_path, prefect_server, mlflow_server,
@@ -126,8 +129,8 @@ def test_benchmarks_still_to_generate_share_one_backend_call(shared_data, tmp_pa
 
     first = evaluation_flow(profile())
     assert backend_calls == [2 * 2 + 3]  # both benchmarks' prompts in one call
-    assert len(first.pooled) == 1 and sorted(first.pooled[0]["benchmarks"]) == ["mgsm", "msvamp"]
-    assert first.pooled[0]["prompts_generated"] == 7
+    assert len(first.pooled) == 1 and sorted(first.pooled[0].benchmarks) == ["mgsm", "msvamp"]
+    assert first.pooled[0].prompts_generated == 7
     rows = {name: Path(b.generations.path).read_text().splitlines() for name, b in first.benchmarks.items()}
     assert {name: len(lines) for name, lines in rows.items()} == {"mgsm": 8, "msvamp": 6}
     assert {json.loads(line)["benchmark"] for line in rows["msvamp"]} == {"msvamp"}

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.publishers import late_writes
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,6 +33,9 @@ ROWS = [
     {"id": "q2", "lang": "pt", "gold": "13", "question": "Janet tem 16 ovos e vende 3. Quantos restam?"},
     {"id": "q3", "lang": "en", "gold": "13", "question": "Janet has 16 eggs and sells 3. How many are left?"},
 ]
+# PCS with τ held at its start (tau_max = tau_start): 2 or 12 steps hold no check of the default k = 40, and a
+# maximum the run cannot reach is refused before it starts (``polyreason plan``)
+PCS_HELD = {"require_think": False, "extraction": "lenient", "tau_max": 0.1}
 ROLLOUTS = [  # a given rollout file for the audit (the pcs case samples the policy instead)
     {"id": "q0", "lang": "fr", "completion": "<think>16 - 3 = 13</think>La réponse est \\boxed{13}."},
     {"id": "q1", "lang": "ja", "completion": "<think>16 - 3 = 13</think>答えは \\boxed{13} です。"},
@@ -53,7 +58,7 @@ def cli_env(prefect_url: str) -> dict:
 
 def polyreason_grpo(project: Path, overrides: list[str], prefect_url: str, name: str) -> dict:
     out = project / f"{name}-summary.json"
-    command = [sys.executable, "-m", "flows.cli", "grpo", str(PROFILE), *overrides,
+    command = [sys.executable, "-m", "cli", "grpo", str(PROFILE), *overrides,
                "--project-dir", str(project), "--out", str(out)]
     done = subprocess.run(command, cwd=REPO, env=cli_env(prefect_url), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
@@ -83,7 +88,7 @@ REWARD_CASES = {
     # reward -> (params, MLflow keys that must hold values at steps 1 and 2)
     "accuracy": ({}, ["grpo/reward/accuracy", "grpo/rewards/accuracy/mean"]),
     "adamame": ({}, ["grpo/curriculum/phi", "grpo/curriculum/alpha_mean", "grpo/language/query_match"]),
-    "pcs": ({"require_think": False, "extraction": "lenient"}, ["grpo/curriculum/tau", "grpo/reward/r_rep",
+    "pcs": (PCS_HELD, ["grpo/curriculum/tau", "grpo/reward/r_rep",
                                                                 "grpo/reward/r_fmt",
                                        "grpo/reward/r_slc", "grpo/language/slc_mean",
                                        "grpo/curriculum/reference_resets"]),
@@ -106,7 +111,7 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
                   "grpo.validation.limit_per_language=1"]
     summary = polyreason_grpo(project["root"], tiny_overrides(project["model"], project["data"], *extra),
                               prefect_server, reward)
-    result = summary["trained"]["summary"]
+    result = summary["trained"]["run"]["summary"]
     assert result["global_step"] == 2 and result["resumed_from"] is None
     audited = ["exact"] if reward in ("pcs", "accuracy") else []
     assert summary["audit"]["verifiers"] == audited and summary["audit"]["reference"] == "trusted"
@@ -125,8 +130,9 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
             assert [step for step, _ in history(project["root"], run_id, f"grpo/validation/{key}")] == [0, 1, 2], key
     if reward == "pcs":
         assert history(project["root"], run_id, "grpo/curriculum/tau") == [(1, 0.1), (2, 0.1)]
-        assert (Path(summary["trained"]["path"]) / "rollouts.jsonl").is_file()
-        assert (Path(summary["trained"]["path"]) / "curriculum.png").is_file()
+        assert (Path(summary["trained"]["run"]["path"]) / "rollouts.jsonl").is_file()
+        assert "grpo/curriculum.png" in {a.path for a in mlflow_client(project["root"]).list_artifacts(run_id, "grpo")}
+        assert late_writes(project["root"]) == []  # one publisher per product, the training directory included
         assert result["curricula"]["pcs"]["tau"] == 0.1
 
 
@@ -137,10 +143,10 @@ def complete_checkpoints(project: Path) -> list[Path]:
 def test_killed_run_resumes_with_same_tau_and_step(project, prefect_server, tmp_path):
     root = tmp_path / "project"
     root.mkdir()
-    rewards = json.dumps([{"name": "pcs", "params": {"require_think": False, "extraction": "lenient"}}])
+    rewards = json.dumps([{"name": "pcs", "params": PCS_HELD}])
     overrides = tiny_overrides(project["model"], project["data"], f"grpo.rewards={rewards}", "grpo.max_steps=12",
                                f"grpo.audit.rollouts={project['rollouts']}")
-    command = [sys.executable, "-m", "flows.cli", "grpo", str(PROFILE), *overrides, "--project-dir", str(root)]
+    command = [sys.executable, "-m", "cli", "grpo", str(PROFILE), *overrides, "--project-dir", str(root)]
     with (root / "killed.log").open("w") as log:
         process = subprocess.Popen(command, cwd=REPO, env=cli_env(prefect_server), stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
@@ -164,11 +170,11 @@ def test_killed_run_resumes_with_same_tau_and_step(project, prefect_server, tmp_
             (later / "checkpoint_complete.json").unlink(missing_ok=True)
 
     summary = polyreason_grpo(root, overrides, prefect_server, "resumed")
-    result = summary["trained"]["summary"]
+    result = summary["trained"]["run"]["summary"]
     assert result["resumed_from"] == str(checkpoint)
     assert result["global_step"] == 12
     assert result["curricula"]["pcs"]["tau"] == 0.5
-    records = [json.loads(line) for line in (Path(summary["trained"]["path"]) / "metrics.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (Path(summary["trained"]["run"]["path"]) / "metrics.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in records if "loss" in r]
     assert steps == list(range(1, 13))  # lines past the checkpoint from the killed run were dropped
     assert all(r["curriculum/tau"] == 0.5 for r in records if r["step"] > step and "loss" in r)

@@ -97,7 +97,7 @@ def test_coupled_groups_on_translated_math_set(tmp_path, tiny_model_dir, prefect
                  "grpo.rewards=[{name: accuracy}]", "grpo.coupling=language", "grpo.audit.enabled=false",
                  "grpo.kl_reset.enabled=false", "grpo.sampling.max_new_tokens=12", *COMMON]
     summary, _ = polyreason("recipe", GRPO_PROFILE, tmp_path, prefect_server, *overrides)
-    assert summary["grpo"]["trained"]["summary"]["global_step"] == 2
+    assert summary["grpo"]["trained"]["run"]["summary"]["global_step"] == 2
     run_id = grpo_child(tmp_path, summary)
     for key in ("grpo/coupling/advantage", "grpo/coupling/reward"):
         assert steps_logged(tmp_path, run_id, key) == {lang: [1, 2] for lang in LANGS}, key
@@ -108,7 +108,7 @@ def test_search_tool_loop_with_bm25(tmp_path, searching_model_dir, prefect_serve
                  "grpo.sampling.max_new_tokens=96", "grpo.sampling.temperature=0.5", "grpo.lcrl.max_turn_tokens=16",
                  "grpo.lcrl.max_information_tokens=48", *COMMON]
     summary, _ = polyreason("grpo", REPO / "profiles/cpu-lcrl.yaml", tmp_path, prefect_server, *overrides)
-    assert summary["grpo"]["trained"]["summary"]["global_step"] == 2
+    assert summary["grpo"]["trained"]["run"]["summary"]["global_step"] == 2
     run_id = grpo_child(tmp_path, summary)
     for key in ("grpo/lcrl/fem", "grpo/lcrl/c3recall", "grpo/lcrl/clr", "grpo/lcrl/answered", "grpo/search/calls",
                 "grpo/coupling/advantage"):
@@ -121,3 +121,32 @@ def test_search_tool_loop_with_bm25(tmp_path, searching_model_dir, prefect_serve
     assert len(indexes) == 1 and json.loads(indexes[0].read_text())["retriever"] == "bm25"
     rows = (next(tmp_path.glob("artifacts/lcrl-data/*/qa.jsonl"))).read_text(encoding="utf-8").splitlines()
     assert len(rows) == QA_LIMIT * len(LANGS) and "<search>" in json.loads(rows[0])["question"]
+
+
+def test_recipe_evaluates_base_and_trained_models_on_held_out_questions(tmp_path, searching_model_dir, prefect_server):
+    """``polyreason recipe profiles/cpu-lcrl.yaml``: GRPO, then both models answer the held-out questions with the
+    search loop at test time; fEM, c3Recall and CLR per language with errors and n, in the comparison too."""
+    overrides = [f"grpo.model.model={searching_model_dir}", f"grpo.lcrl.dataset.limit={QA_LIMIT}",
+                 "grpo.sampling.max_new_tokens=96", "grpo.sampling.temperature=0.5", "grpo.lcrl.max_turn_tokens=16",
+                 "grpo.lcrl.max_information_tokens=48", *COMMON, f"evaluation.model.model={searching_model_dir}",
+                 "evaluation.model.chat=true", f"evaluation.benchmarks.0.offset={QA_LIMIT}",
+                 f"evaluation.benchmarks.0.limit={QA_LIMIT}", "evaluation.sampling.max_new_tokens=96",
+                 "evaluation.search.max_turn_tokens=16", "evaluation.search.max_information_tokens=48"]
+    summary, stderr = polyreason("recipe", REPO / "profiles/cpu-lcrl.yaml", tmp_path, prefect_server, *overrides)
+    assert [e["model"]["tag"] for e in summary["evaluations"]] == ["base", "grpo"]
+    trained = {json.loads(line)["id"] for line in
+               next(tmp_path.glob("artifacts/lcrl-data/*/qa.jsonl")).read_text(encoding="utf-8").splitlines()}
+    for evaluation in summary["evaluations"]:
+        metrics = mlflow_client(tmp_path).get_run(evaluation["run_id"]).data.metrics
+        for lang in LANGS:
+            for name in ("fem", "c3recall", "clr", "searches"):
+                key = f"evaluation/offline_qa/{lang}/{name}"
+                assert key in metrics and key + "_stderr" in metrics and metrics[key + "_n"] == QA_LIMIT, key
+        rows = [json.loads(line) for line in Path(evaluation["benchmarks"]["offline_qa"]["generations"]["path"])
+                .read_text(encoding="utf-8").splitlines()]
+        assert len(rows) == QA_LIMIT * len(LANGS) and not {row["id"] for row in rows} & trained  # held out
+        assert all("<information>" in row["completion"] for row in rows)  # the taught model searched at test time
+    for name in ("fem", "c3recall", "clr"):  # the comparison table a person reads at the end
+        assert f"\n{name}\n" in stderr
+    parent = mlflow_client(tmp_path).get_run(summary["run_id"]).data.metrics
+    assert "evaluation/grpo/offline_qa/fr/fem_delta" in parent

@@ -4,7 +4,8 @@ tracking server, on the tiny from-config model; every assertion on MLflow goes t
 Data (MGSM exemplars as teacher traces) -> LoRA SFT -> rejection sampling of the SFT model -> GRPO -> evaluation
 of the base, SFT and GRPO models -> registry. Then the same recipe with one GRPO setting changed: data, SFT and
 rejection are cache hits (their runs point at the runs that produced the artifacts) and the base model's
-evaluation generates nothing, while GRPO trains again and the registry gets a new version.
+evaluation generates nothing, while GRPO trains again, its model's generations are made by a fanned-out task
+(``execution.runner: threads``) and the registry gets a new version.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers.publishers import late_writes
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +54,7 @@ def polyreason(command: str, profile: Path, project: Path, prefect_url: str, *ov
     out = project / f"{command}-summary.json"
     env = dict(os.environ, PREFECT_API_URL=prefect_url,
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "flows.cli", command, str(profile), *overrides, "--project-dir",
+    done = subprocess.run([sys.executable, "-m", "cli", command, str(profile), *overrides, "--project-dir",
                            str(project), "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
@@ -83,6 +86,7 @@ class MlflowREST:
         run = self.call("runs/get", run_id=run_id)["run"]
         run["metrics"] = {m["key"]: m["value"] for m in run["data"].get("metrics", [])}
         run["tags"] = {t["key"]: t["value"] for t in run["data"].get("tags", [])}
+        run["params"] = {p["key"]: p["value"] for p in run["data"].get("params", [])}
         return run
 
     def children(self, parent: dict) -> list[dict]:
@@ -92,6 +96,17 @@ class MlflowREST:
 
     def artifacts(self, run_id: str, path: str) -> list[str]:
         return [f["path"] for f in self.call("artifacts/list", run_id=run_id, path=path).get("files", [])]
+
+
+def prefect_artifact(api_url: str, key: str) -> str:
+    """The latest markdown of the Prefect artifact ``key`` (Prefect's REST API)."""
+    body = json.dumps({"artifacts": {"key": {"any_": [key]}}, "sort": "CREATED_DESC", "limit": 1}).encode()
+    request = urllib.request.Request(f"{api_url}/artifacts/filter", data=body,
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        found = json.loads(response.read())
+    assert found, f"no Prefect artifact {key!r}"
+    return found[0]["data"]
 
 
 def by_name(runs: list[dict]) -> dict[str, dict]:
@@ -112,11 +127,21 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
                              "evaluation-grpo"}
     assert {c["tags"]["polyreason.cache"] for c in children.values()} == {"miss"}
     assert parent["tags"]["polyreason.profile_digest"] and parent["tags"]["mlflow.source.git.commit"]
+    assert parent["tags"]["polyreason.git.dirty"] in ("true", "false")  # the code's provenance on the parent run
+    assert parent["tags"]["polyreason.library.trl"] and parent["tags"]["polyreason.library.math-verify"]
+    sft_run = children["sft"]["info"]["run_id"]
+    assert mlflow.artifacts(sft_run, "cache_key") == ["cache_key/sft-train.json"]  # why it was (not) reused
+    assert children["evaluation-base"]["tags"]["polyreason.cache.code.score"]
     for tag in ("base", "sft", "grpo"):
         for lang in LANGS:
             assert f"evaluation/{tag}/mgsm/{lang}/accuracy" in parent["metrics"], (tag, lang)
             assert f"evaluation/mgsm/{lang}/accuracy" in children[f"evaluation-{tag}"]["metrics"]
     assert "evaluation/grpo/mgsm/fr/accuracy_delta" in parent["metrics"]
+    # the plan: max_steps 4 and 2; 8 RL rows (4 per language) at 2 prompts per step: 4 steps per epoch
+    assert (parent["params"]["plan.sft.optimizer_steps"], parent["params"]["plan.grpo.optimizer_steps"],
+            parent["params"]["plan.grpo.steps_per_epoch"], parent["params"]["plan.problems"]) == ("4", "2", "4", "0")
+    assert {"plan/plan.md", "plan/plan.json"} <= set(mlflow.artifacts(first["run_id"], "plan"))
+    assert "## grpo" in prefect_artifact(prefect_server, "plan-tiny-recipe")
     assert {"comparison/languages.json", "profile.yaml"} <= set(mlflow.artifacts(first["run_id"], "")) | {
         p for p in mlflow.artifacts(first["run_id"], "comparison")}
     for stage in ("sft", "grpo"):
@@ -131,15 +156,22 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert tags["polyreason.parent_run_id"] == first["run_id"] and tags["polyreason.languages"] == "en,fr"
     assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
 
-    second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5")
-    children2 = by_name(mlflow.children(mlflow.run(second["run_id"])))
+    second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5",
+                               "execution.runner=threads", "execution.workers=2")  # the evaluations fan out
+    parent2 = mlflow.run(second["run_id"])
+    children2 = by_name(mlflow.children(parent2))
+    assert parent2["metrics"]["evaluation/fanout/tasks"] == 1  # only the new GRPO model had anything to generate
+    assert "evaluation/fanout.json" in mlflow.artifacts(second["run_id"], "evaluation")
     for stage in ("data", "sft", "rejection", "evaluation-base", "evaluation-sft"):
         assert children2[stage]["tags"]["polyreason.cache"] == "hit", stage
         assert children2[stage]["tags"]["polyreason.cache.source_run"] == children[stage]["info"]["run_id"], stage
+    assert children2["sft"]["tags"]["polyreason.cache.code.sft-train"] == children["sft"]["tags"][
+        "polyreason.cache.code.sft-train"]  # same code, same libraries: the key differs in nothing but the run
     assert children2["grpo"]["tags"]["polyreason.cache"] == "miss"
     assert children2["evaluation-grpo"]["tags"]["polyreason.cache"] == "miss"
     assert not any(b["generated"] for e in second["evaluations"][:2] for b in e["benchmarks"].values())
     assert second["registered"]["version"] == 2
+    assert late_writes(project) == []  # every artifact directory: one publisher per product, nothing added later
 
     registered, _ = polyreason("evaluate", profile, project, prefect_server, "data=null", "sft=null", "grpo=null",
                                "registry=null", "evaluation.model.model=models:/tiny-recipe@candidate")

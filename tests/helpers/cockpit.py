@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-POLYREASON = [sys.executable, "-m", "flows.cli"]
+POLYREASON = [sys.executable, "-m", "cli"]
 
 
 def tiny_recipe(model: Path, shared_data: Path, name: str, **extra) -> dict:

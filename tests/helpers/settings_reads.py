@@ -3,9 +3,10 @@
 ``recording_reads()`` patches ``StrictSettings.__getattribute__`` for the length
 of a ``with`` block and collects ``(section class name, field)`` for every field
 read through an attribute. Serialisation (``model_dump``, ``cache_view``,
-fingerprints) reads the instance dictionary directly, and reads inside the
-settings' own validators (private methods of ``components/settings``) are left
-out, so neither counts as consuming a field: only code that uses a value does.
+fingerprints) reads the instance dictionary directly, and reads while the
+settings' own validators run (private functions of ``components/settings``, and
+whatever they call) are left out, so neither counts as consuming a field: only
+code that uses a value does.
 """
 
 from __future__ import annotations
@@ -38,8 +39,14 @@ def recording_reads() -> Iterator[set[tuple[str, str]]]:
 
 
 def _in_a_validator(frame) -> bool:
-    code = frame.f_code
-    return SETTINGS_DIR in code.co_filename and code.co_name.startswith("_")
+    """Whether the read happens while a settings validator runs (a private function of ``components/settings``
+    anywhere up the stack: a validator may call a public method, e.g. the trl values a section derives)."""
+    while frame is not None:
+        code = frame.f_code
+        if SETTINGS_DIR in code.co_filename and code.co_name.startswith("_"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def attributes_read_in(path: Path) -> set[str]:

@@ -25,6 +25,6 @@ def _slow_generate(self, prompts, sampling, stop=()):
 fake.FakeGenerator.generate = _slow_generate
 
 if __name__ == "__main__":
-    from flows.cli import app
+    from cli.app import app
 
     sys.exit(app(prog_name="polyreason"))

@@ -41,6 +41,9 @@ PROFILES = {  # file name -> content (a dict is written as YAML-compatible JSON)
     "no-key.yaml": evaluation(model={"backend": "openai", "model": "gpt", "api_key_env": "POLYREASON_UNSET_KEY"}),
     "openai-chat.yaml": evaluation(model={"backend": "openai", "model": "m", "chat": True, "base_url": f"{DEAD}/v1"}),
     "dead-base-url.yaml": evaluation(model={"backend": "openai", "model": "m", "base_url": f"{DEAD}/v1"}),
+    "tau-out-of-reach.yaml": {"name": "mistake", "grpo": {
+        "model": {"model": "Qwen/Qwen3-8B-Base"}, "dataset": "rl.jsonl", "max_steps": 2,
+        "rewards": [{"name": "pcs"}], "sampling": {"n": 2, "temperature": 1.0}}},
     "duplicate-benchmark.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "mgsm", "languages": ["en"]},
                                                        {"name": "mgsm", "data_dir": "mgsm", "languages": ["fr"]}]),
 }
@@ -78,6 +81,9 @@ CASES = [
      "string-booleans.jsonl:1: field 'expected': expected true or false, got 'false'"),
     ("8", "--max-context 0", ["score", str(EXAMPLE), "--max-context", "0"], "'--max-context'"),
     ("8", "--lcpr-rule lcb without --words", ["score", str(EXAMPLE), "--lcpr-rule", "lcb"], "needs --words"),
+    ("plan", "a curriculum its steps cannot complete", ["grpo", "tau-out-of-reach.yaml"],
+     "grpo.rewards.0.params.tau_max, grpo.rewards.0.params.tau_interval, grpo.max_steps: the τ curriculum cannot "
+     "reach 0.95 in the planned 2 optimizer steps (max_steps 2)"),
     ("8", "unreachable openai base_url", ["evaluate", "dead-base-url.yaml"],
      f"evaluation.model.base_url: {DEAD}/v1 is not reachable"),
     ("8", "unreachable tracking store", ["evaluate", "ok.yaml", f"tracking.tracking_uri={DEAD}"],
@@ -98,6 +104,8 @@ def project(tmp_path_factory) -> Path:
     for name, content in PROFILES.items():
         (root / name).write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
     (root / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    (root / "rl.jsonl").write_text("".join(json.dumps({"question": "q", "gold": "1", "lang": "fr"}) + "\n"
+                                           for _ in range(4)))
     (root / "all-bad.jsonl").write_text("".join(json.dumps({"id": i, "lang": "xx"}) + "\n" for i in range(3)))
     (root / "string-booleans.jsonl").write_text(
         json.dumps({"id": 1, "lang": "en", "gold": "5", "answer": "5", "expected": "false"}) + "\n"
@@ -107,12 +115,12 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(("found", "case", "args", "named"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_a_mistake_is_one_line_with_exit_2(project, monkeypatch, found, case, args, named):
-    from flows.cli import app
+    from cli.app import app
 
     monkeypatch.chdir(project)
     monkeypatch.delenv("POLYREASON_UNSET_KEY", raising=False)
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    if args[0] in ("evaluate", "deploy", "worker"):
+    if args[0] in ("evaluate", "grpo", "deploy", "worker"):
         args = [*args, "--project-dir", str(project)]
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -130,8 +138,8 @@ def test_a_mistake_is_one_line_with_exit_2(project, monkeypatch, found, case, ar
 
 
 def test_debug_shows_the_traceback(project, monkeypatch):
-    from flows.cli import app
-    from tasks.preflight import Refused
+    from cli.app import app
+    from cli.preflight import Refused
 
     monkeypatch.chdir(project)
     result = CliRunner().invoke(app, ["--debug", "score", "missing.jsonl"])
@@ -148,7 +156,7 @@ def test_deploy_and_worker_find_a_server_configured_in_prefects_settings(tmp_pat
 
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from flows.cli_cockpit import _require_server
+    from cli.cockpit import _require_server
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name

@@ -30,3 +30,16 @@ def test_unknown_reward_fails_before_any_work_with_the_cli_message(tmp_path):
     where, problem = cli_line.removeprefix("- ").split(": ", 1)
     assert f"profile.{where}: Value error, {problem}" in state.message
     assert list(tmp_path.iterdir()) == []  # no artifacts/, no mlruns/: the flow body never ran
+
+
+def test_a_run_form_override_that_the_plan_refuses_fails_before_any_work(tmp_path, monkeypatch):
+    """The Run form's recipe/stage flows check the plan of what they run, as the command line's preflight does:
+    cpu-grpo's τ (one rise, to 0.2, at a check every 2 steps) cannot rise in 2 steps."""
+    from flows.entry import grpo
+
+    monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path))
+    state = grpo(profile="cpu-grpo", overrides=["grpo.max_steps=2"], return_state=True)
+    assert state.is_failed()
+    assert ("grpo.rewards.0.params.tau_max, grpo.rewards.0.params.tau_interval, grpo.max_steps: the τ curriculum "
+            "cannot reach 0.2 in the planned 2 optimizer steps (max_steps 2)") in state.message
+    assert list(tmp_path.iterdir()) == []  # no artifacts/, no mlruns/: no stage started

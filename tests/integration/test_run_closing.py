@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
+from cli import interrupts
 from components.settings import TrackingSettings
-from flows import interrupts
-from tasks import tracking
-from tasks.abandoned import close_abandoned_runs
-from tasks.process import owner_token
+from runtime import tracking
+from runtime.abandoned import close_abandoned_runs
+from runtime.process import owner_token
 
 
 def status(run) -> str:

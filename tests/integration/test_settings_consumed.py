@@ -3,7 +3,7 @@
 Two table-driven checks over ``components.settings.SECTIONS``:
 
 * **keys**: changing any field changes the cache key the tasks compute
-  (``tasks.caching.inputs_key``, the ``SettingsInputs`` part of every task's cache
+  (``runtime.caching.inputs_key``, the ``SettingsInputs`` part of every task's cache
   policy), except the fields a section declares ``OPERATIONAL`` — and those must
   not change it.
 * **reads**: every field is read by the code that runs. Leaf sections are handed
@@ -32,12 +32,15 @@ from pydantic import Field
 
 from components.settings import (
     SECTIONS, AuditSettings, BenchmarkSettings, CouplingSettings, DataSettings, DataSourceSettings,
-    EvaluationSettings, GRPOStageSettings, GRPOValidationSettings, KLResetSettings, LcRLSettings, LoraSettings,
+    EvaluationSettings, ExecutionSettings, GRPOStageSettings, GRPOValidationSettings, KLResetSettings, LcRLSettings,
+    LoraSettings,
     ModelSettings, NightlySettings, Profile, PromptSettings, RegistrySettings, RejectionSettings, RetrievalSettings,
-    RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SFTSettings, StrictSettings,
+    RewardAuditSettings, RewardSettings, SamplingSettings, ScoringSettings, SearchSettings, SFTSettings, StrictSettings,
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
-from tasks.caching import inputs_key
+from components.settings.trainer import TrainerSettings, trl_fields
+from runtime.caching import inputs_key
+from runtime.project import Project
 from tests.helpers.settings_reads import attributes_read_in, recording_reads
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,18 +54,27 @@ BASES = {  # a valid instance of each section to start from
     RewardSettings: RewardSettings(), KLResetSettings: KLResetSettings(), RewardAuditSettings: RewardAuditSettings(),
     GRPOValidationSettings: GRPOValidationSettings(),
     GRPOStageSettings: GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl"), Profile: Profile(name="p"),
-    RegistrySettings: RegistrySettings(), NightlySettings: NightlySettings(),
+    RegistrySettings: RegistrySettings(), NightlySettings: NightlySettings(), ExecutionSettings: ExecutionSettings(),
     CouplingSettings: CouplingSettings(), RetrievalSettings: RetrievalSettings(), LcRLSettings: LcRLSettings(),
+    SearchSettings: SearchSettings(),
 }
 READ_IN_FLOWS = {Profile, EvaluationSettings, DataSettings, AuditSettings, RegistrySettings,  # a flow hands them on
                  NightlySettings}
-FLOW_SOURCES = ("flows/*.py", "tasks/recipe.py",  # the recipe's registration reads the registry section
-                "tasks/lcrl.py")  # the GRPO flow's LcRL inputs: QA rows only when grpo.dataset is unset
+FLOW_SOURCES = ("flows/*.py",  # the flows, the recipe's plan (registry section), the GRPO flow's LcRL inputs
+                "tasks/registry.py",  # the registration task reads the registry section's alias
+                "cli/deploy.py")  # the nightly deployments' schedule (nightly.cron)
 FIELDS_READ_IN_FLOWS = {  # single fields that decide what a flow runs
     (RewardAuditSettings, "enabled"), (RejectionSettings, "policy"), (GRPOStageSettings, "model"),
     (GRPOStageSettings, "dataset"), (LcRLSettings, "dataset"),
 }
-UNREAD: dict[tuple[type, str], str] = {}
+UNREAD: dict[tuple[type, str], str] = {
+    (ExecutionSettings, "address"): "read by the ray and dask task runners only (optional extras, not installed in CI)",
+}
+UNMIRRORED = {  # trl options no polyreason code names: they reach trl only as trl keys of the section
+    "SFTConfig": {"weight_decay": 0.01, "max_grad_norm": 0.5, "completion_only_loss": True},
+    "GRPOConfig": {"loss_type": "cispo", "top_entropy_quantile": 0.5, "mask_truncated_completions": True,
+                   "epsilon_high": 0.28, "weight_decay": 0.01},
+}
 
 
 # ---------------------------------------------------------------- keys
@@ -105,16 +117,36 @@ def key_of(section: StrictSettings) -> str:
     return inputs_key({"section": section})
 
 
+def trl_keys(cls: type) -> list[str]:
+    """The fields of a trainer section's trl config that a profile may set (none for other sections)."""
+    if not issubclass(cls, TrainerSettings):
+        return []
+    return [key for key in trl_fields(cls.TRL_CONFIG) if not cls.trl_refusal(key)]
+
+
 @pytest.mark.parametrize("cls", SECTIONS, ids=lambda c: c.__name__)
 def test_every_field_but_the_operational_ones_changes_the_cache_key(cls):
     base = BASES[cls]
-    assert set(cls.OPERATIONAL) <= set(cls.model_fields), "OPERATIONAL names a field that does not exist"
+    assert set(cls.OPERATIONAL) <= {*cls.model_fields, *trl_keys(cls)}, "OPERATIONAL names a field that does not exist"
     for name in cls.model_fields:
         other = base.model_copy(update={name: changed(base, name)})
         if name in cls.OPERATIONAL:
             assert key_of(other) == key_of(base), f"{cls.__name__}.{name} is operational but changes the key"
         else:
             assert key_of(other) != key_of(base), f"{cls.__name__}.{name} does not change the cache key"
+
+
+@pytest.mark.parametrize("cls", [SFTSettings, GRPOStageSettings], ids=lambda c: c.__name__)
+def test_every_trl_key_but_the_operational_ones_changes_the_cache_key(cls):
+    """Every field of trl's config a profile may set, given or left to its default, is in the key."""
+    base = BASES[cls]
+    for key in trl_keys(cls):
+        value = base.trl_option(key)
+        other = base.model_copy(update={key: "x" if value is None else alternative(value)})
+        if key in cls.OPERATIONAL:
+            assert key_of(other) == key_of(base), f"{cls.__name__}.{key} is operational but changes the key"
+        else:
+            assert key_of(other) != key_of(base), f"{cls.__name__}.{key} does not change the cache key"
 
 
 # ---------------------------------------------------------------- reads
@@ -135,11 +167,11 @@ def ctx(tmp_path_factory, tiny_model_dir, shared_data):
     generations = root / "generations.jsonl"
     generations.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return SimpleNamespace(root=root, model=str(tiny_model_dir), adapter=str(adapter), data=shared_data,
-                           generations=generations, words=str(shared_data / "language_confusion" / "words"))
+                           generations=generations, words=str(shared_data / "language_confusion" / "words"), built={})
 
 
 def consume_tracking(c):
-    from tasks.tracking import open_run
+    from runtime.tracking import open_run
 
     open_run(TrackingSettings(tracking_uri=f"sqlite:///{c.root / 'mlflow.db'}", artifact_root=(c.root / "a").as_uri()),
              c.root, "consumed")
@@ -175,7 +207,7 @@ def consume_api_model(c):
 def consume_prompts(c):
     from components.records import BenchmarkItem
     from tasks.evaluation import build_prompts_task
-    from tasks.outputs import ModelRef
+    from runtime.outputs import ModelRef
 
     item = BenchmarkItem("1", "mgsm", "fr", "Combien ?", "3").to_dict()
     few_shot = PromptSettings(style="few_shot", num_shots=2, exemplars_path=str(c.data / "mgsm" / "exemplars.json"))
@@ -188,17 +220,36 @@ def consume_benchmark(c):
     from tasks.evaluation import load_benchmark_task
 
     benchmark = BenchmarkSettings(name="mgsm", data_dir=str(c.data / "mgsm"), languages=["fr"], limit=2,
-                                  selection="sample", sample_seed=3, samples=2)
+                                  selection="sample", sample_seed=3, samples=2, offset=1)
     load_benchmark_task.fn(benchmark)
     EvaluationSettings(benchmarks=[benchmark]).sampling_for(benchmark)
 
 
 def consume_scoring(c):
-    from tasks.caching import ArtifactRef
+    from runtime.artifacts import ArtifactRef
     from tasks.evaluation import score_task
 
     scoring = ScoringSettings(lcpr_rule="lcb", words_path=c.words, in_domain=["fr"], pass_k=[1])
-    score_task.fn(ArtifactRef(str(c.generations), "fp"), scoring, str(c.root))
+    score_task.fn(ArtifactRef(str(c.generations), "fp"), scoring, Project(str(c.root)))
+
+
+def consume_execution(c):
+    """A fanned-out generation task on the fake backend, in its own process, on a GPU slot of a listed node."""
+    from runtime.fanout import run_unit
+    from runtime.outputs import ModelRef, PreparedBenchmark
+    from runtime.task_runners import task_resources, task_runner
+    from tasks.fanout import plan_units_task
+
+    execution = ExecutionSettings(runner="threads", gpus=[0, 1], gpus_per_task=1, split="benchmark",
+                                  shard_languages=["mgsm"], cpu_threads=1, timeout_s=120)
+    task_runner(execution)
+    with task_resources(execution):
+        pass
+    model = ModelRef(tag="base", model=ModelSettings(backend="fake", model="fake"), fingerprint="fake")
+    bench = PreparedBenchmark(name="mgsm", items=[{"id": "1", "benchmark": "mgsm", "lang": "fr", "question": "q", "gold": "3"}],
+                              errors=[], prompts=["q"], stop=[], sampling=SamplingSettings())
+    [unit] = plan_units_task.fn([model], [[bench]], execution, Project(str(c.root)))
+    run_unit(unit, execution, Project(str(c.root)))
 
 
 def consume_lora(c):
@@ -208,7 +259,8 @@ def consume_lora(c):
 
 
 def consume_data_source(c):
-    from components.data.sources import _records, load_references, load_source, source_overlaps
+    from components.data.sources import _records, load_references, load_source
+    from components.settings.data import source_overlaps
 
     source = c.root / "source.jsonl"
     source.write_text(json.dumps({"q": "Combien ?", "a": "#### 3", "i": "a"}) + "\n", encoding="utf-8")
@@ -252,28 +304,28 @@ def consume_sft(c):
     from components.data.datasets import write_table
     from components.training.runner import TrainingJob, resume_checkpoint
     from components.training.sft import build_trainer, output_dirs
-    from tasks.training import trainer_command, training_dir
+    from runtime.training import trainer_command, training_dir
 
     rows = [{"id": "a", "lang": "fr", "question": "Q", "gold": "3", "prompt": "Combien ?", "completion": "Trois."}]
     data = write_table(rows, c.root / "sft-train.parquet", "sft")
     sft = SFTSettings(model={"model": c.model, "adapter": c.adapter, "device": "cpu"}, merge=True, cpu_threads=1,
-                      template="plain", max_length=64, save_total_limit=1)
+                      template="plain", max_length=64, save_total_limit=1, **UNMIRRORED["SFTConfig"])
     job = TrainingJob(stage="sft", sft=sft, model=c.model, adapter=c.adapter, dataset=str(data))
-    build_trainer(job, c.root / "sft")
+    c.built["sft"] = (sft, build_trainer(job, c.root / "sft")[0])
     output_dirs(sft, c.root / "sft")
     resume_checkpoint(sft, c.root / "sft")
     trainer_command(job, c.root / "sft")
-    training_dir(str(c.root), job)
+    training_dir(Project(str(c.root)), job)
 
 
 def consume_grpo(c):
     from components.training.grpo import build_trainer
     from components.training.rollouts import sample_rollouts
     from components.training.runner import TrainingJob, resume_checkpoint
-    from tasks.caching import ArtifactRef
-    from tasks.grpo import audit_rollouts_task, reward_audit_task
-    from tasks.tracking import open_run
-    from tasks.training import trainer_command
+    from runtime.artifacts import ArtifactRef
+    from tasks.grpo import GRPOInputs, audit_rollouts_task, reward_audit_task
+    from runtime.tracking import open_run
+    from runtime.training import trainer_command
 
     data = c.root / "grpo.jsonl"
     data.write_text(json.dumps({"question": "Combien ?", "answer": "3"}) + "\n", encoding="utf-8")
@@ -282,16 +334,17 @@ def consume_grpo(c):
         dataset_lang="fr", dataset_limit=1, prompt={"style": "plain"}, sampling={"n": 2, "temperature": 1.0, "max_new_tokens": 2},
         rewards=[{"name": "pcs", "weight": 0.5, "params": {"tau_interval": 2}}], per_device_train_batch_size=2,
         kl_reset={"enabled": True, "threshold": 0.3}, cpu_threads=1, generation_batch_size=2,
-        audit={"verifier": "exact", "sample_size": 1, "num_generations": 1, "rollouts": None})
+        audit={"verifier": "exact", "sample_size": 1, "num_generations": 1, "rollouts": None},
+        **UNMIRRORED["GRPOConfig"])
     job = TrainingJob(stage="grpo", grpo=grpo, model=c.model, dataset=str(data))
-    build_trainer(job, c.root / "grpo", None, None)
+    c.built["grpo"] = (grpo, build_trainer(job, c.root / "grpo", None, None)[0])
     resume_checkpoint(grpo, c.root / "grpo")
     trainer_command(job, c.root / "grpo")
     rollouts = sample_rollouts(job, c.root / "grpo")
     run = open_run(TrackingSettings(tracking_uri=f"sqlite:///{c.root / 'mlflow.db'}"), c.root, "audit")
-    inputs = {"job": job, "audit": grpo.audit, "fingerprints": ["m", "d"]}
-    given = inputs | {"audit": grpo.audit.model_copy(update={"rollouts": str(rollouts)})}
-    audit_rollouts_task.fn(given, str(c.root))
+    inputs = GRPOInputs(job=job, audit=grpo.audit, fingerprints=["m", "d"])
+    given = GRPOInputs(job=job, audit=grpo.audit.model_copy(update={"rollouts": str(rollouts)}), fingerprints=["m", "d"])
+    audit_rollouts_task.fn(given, Project(str(c.root)))
     reward_audit_task.fn(run, inputs, ArtifactRef(str(rollouts), "fp"))
 
 
@@ -349,9 +402,26 @@ def consume_lcrl(c):
         trainer.rollout_func(prompts, trainer)
 
 
-CONSUMERS = [consume_tracking, consume_model_and_sampling, consume_api_model, consume_prompts, consume_benchmark,
-             consume_scoring, consume_lora, consume_data_source, consume_translation_and_traces, consume_sft,
-             consume_grpo, consume_grpo_validation, consume_lcrl]
+def consume_search(c):
+    """The search loop at test time (a scripted model that searches), a BM25 index of the packaged corpus."""
+    from components.generation.base import Completion
+    from components.generation.search_loop import SearchGenerator
+    from components.retrieval import build_index, load_retriever
+    from tests.helpers.tiny_model import build_tokenizer
+
+    index = c.root / "search-index"
+    build_index(RetrievalSettings(languages=["en", "fr"]), index)
+    search = SearchSettings(retrieval={"index": str(index), "top_k": 1, "passage_chars": 50}, rounds=[["query"]],
+                            max_searches=1, max_turn_tokens=8, max_information_tokens=32)
+    searching = SimpleNamespace(generate=lambda prompts, sampling, stop: [
+        [Completion("<search> Tokyo </search>", 6)] for _ in prompts])
+    loop = SearchGenerator(searching, load_retriever(index, search.retrieval), search, {"Q:": "fr"}, build_tokenizer())
+    loop.generate(["Q:"], SamplingSettings(max_new_tokens=64))
+
+
+CONSUMERS = [consume_tracking, consume_execution, consume_model_and_sampling, consume_api_model, consume_prompts,
+             consume_benchmark, consume_scoring, consume_lora, consume_data_source, consume_translation_and_traces, consume_sft,
+             consume_grpo, consume_grpo_validation, consume_lcrl, consume_search]
 
 
 @pytest.fixture(scope="module")
@@ -378,6 +448,22 @@ def unread_fields(cls: type, reads: set[tuple[str, str]]) -> list[str]:
 @pytest.mark.parametrize("cls", SECTIONS, ids=lambda c: c.__name__)
 def test_every_field_is_read_by_the_code_that_runs(cls, reads):
     assert unread_fields(cls, reads) == []
+
+
+def as_given(value):
+    """A trl config value as a profile writes it (trl turns some strings into enums)."""
+    return getattr(value, "value", value)
+
+
+@pytest.mark.parametrize("stage", ["sft", "grpo"])
+def test_every_trl_key_and_derived_value_reaches_trl(stage, ctx, reads):
+    """The trainer the job builds holds each trl key of the section (defaults, given and unmirrored ones) and
+    each value polyreason derives; ``None`` lets trl decide (e.g. ``generation_batch_size``)."""
+    section, trainer = ctx.built[stage]
+    assert set(UNMIRRORED[section.TRL_CONFIG]) <= set(section.trl_options)
+    wanted = {**section.trl_options, **section.trl_derived()}
+    got = {key: as_given(getattr(trainer.args, key)) for key in wanted}
+    assert {k: v for k, v in got.items() if wanted[k] is not None} == {k: v for k, v in wanted.items() if v is not None}
 
 
 def test_the_checker_finds_a_dead_field(ctx):

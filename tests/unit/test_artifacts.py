@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks import artifacts
-from tasks.artifacts import MANIFEST, Slot, in_progress, problem, writing
-from tasks.caching import ArtifactRef
+from runtime import artifacts
+from runtime.artifacts import MANIFEST, Slot, in_progress, problem, writing
+from runtime.artifacts import ArtifactRef
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,7 +109,7 @@ def test_a_second_writer_waits_for_the_first_and_reuses_its_product(tmp_path, sa
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     directory = tmp_path / "a"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from tasks.artifacts import writing\n"
+        [sys.executable, "-c", "import sys, time; from runtime.artifacts import writing\n"
          "with writing(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(directory)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"

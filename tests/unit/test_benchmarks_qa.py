@@ -52,7 +52,7 @@ def test_offline_set_is_parallel_across_six_languages():
 
 def test_every_qa_language_has_a_name_for_the_search_instruction():
     from components.data.benchmarks_qa import LANGUAGES
-    from components.data.sources import LANGUAGE_NAMES
+    from components.language import LANGUAGE_NAMES
 
     missing = sorted({lang for langs in LANGUAGES.values() for lang in langs} - set(LANGUAGE_NAMES))
     assert missing == []

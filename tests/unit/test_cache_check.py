@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tasks import artifacts
-from tasks.caching import ArtifactRef, artifact_refs, expire_if_stale
+from runtime import artifacts
+from runtime.artifacts import ArtifactRef
+from runtime.caching import artifact_refs, expire_if_stale
 
 
 def test_refs_are_found_anywhere_in_a_result():

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import openai
 
-from flows.cli_base import _interrupt, _one_line
+from cli.base import _interrupt, _one_line
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,9 +29,9 @@ def test_interrupts_are_told_from_errors():
 
 def test_the_process_entry_exits_with_the_command_code_and_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "flows.cli", "verify", str(tmp_path / "none.jsonl"), "--debug"],
+    done = subprocess.run([sys.executable, "-m", "cli", "verify", str(tmp_path / "none.jsonl"), "--debug"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" in done.stderr and "Refused" in done.stderr  # --debug: traceback
-    done = subprocess.run([sys.executable, "-m", "flows.cli", "verify", str(tmp_path / "none.jsonl")],
+    done = subprocess.run([sys.executable, "-m", "cli", "verify", str(tmp_path / "none.jsonl")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr == f"polyreason verify: {tmp_path / 'none.jsonl'}: no such file\n"

@@ -42,6 +42,14 @@ def test_unknown_registry_names_are_refused():
     assert "evaluation.benchmarks.0.name: unknown benchmark 'gsm-imaginary'" in text
 
 
+def test_unknown_accelerate_config_is_refused_at_load():
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict({"name": "x", "sft": {"accelerate_config": "tpu"}})
+    assert "sft.accelerate_config: unknown accelerate config 'tpu' (known: cpu, cpu-2, multi-gpu-fsdp, multi-gpu-zero2, multi-gpu-zero3, single-gpu)" in str(
+        error.value)
+    assert load_profile_dict({"name": "x", "sft": {"accelerate_config": "mine.yaml"}}).sft.accelerate_config == "mine.yaml"
+
+
 def test_override_parsing():
     assert parse_override("a.b=[1, 2]") == (["a", "b"], [1, 2])
     with pytest.raises(ProfileError):

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from components.config import load_profile_dict
+from components.data.sources import extract_gold, load_references, load_source
 from components.settings import BenchmarkSettings, DataSourceSettings, ProfileError
-from components.data.sources import extract_gold, load_references, load_source, source_overlaps
+from components.settings.data import source_overlaps
 
 
 def msvamp(shared_data, **extra):

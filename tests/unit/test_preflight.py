@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.preflight import Refused, check_profile, looks_local
+from cli.store_check import tracking_problems
 from components.config import load_profile_dict
-from tasks.preflight import Refused, check_profile, looks_local
-from tasks.store_check import tracking_problems
 
 
 def closed_port() -> int:

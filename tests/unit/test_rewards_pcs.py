@@ -108,4 +108,70 @@ def test_pass_at_slc_window_is_a_reward_parameter():
     from components.rewards import build_reward
 
     assert build_reward("pcs", {"tau_window": "batch"}).curriculum.window == "batch"
-    assert build_reward("pcs").curriculum.window == "pooled"
+    assert build_reward("pcs", {"tau_window": "pooled"}).curriculum.window == "pooled"
+    assert build_reward("pcs").curriculum.window == "batch"  # the paper's rule: Pass@SLC of the last batch
+
+
+# ---------------------------------------------------------------- the curriculum ablation: a continuous SLC bonus
+
+# (r_fmt, r_rep, r_acc, SLC) -> r_final, by hand: eq. (2)'s gate and levels with the bonus 0.1 x SLC
+CONTINUOUS_TABLE = [
+    ((1, 1, 1, 1.0), 1.1), ((1, 1, 1, 0.75), 1.075), ((1, 1, 1, 0.5), 1.05), ((1, 1, 1, 0.0), 1.0),
+    ((1, 1, 1, None), 1.0),  # no step with letters: nothing to pay a bonus for
+    ((1, 1, 0, 1.0), 0.1), ((1, 1, 0, None), 0.1), ((0, 1, 1, 1.0), 0.0), ((1, 0, 1, 1.0), 0.0), ((0, 0, 0, 0.0), 0.0),
+]
+
+
+@pytest.mark.parametrize(("signals", "expected"), CONTINUOUS_TABLE)
+def test_continuous_slc_reward_table(signals, expected):
+    from components.rewards.pcs import pcs_continuous_reward
+
+    fmt, rep, acc, slc = signals
+    assert pcs_continuous_reward(bool(fmt), bool(rep), bool(acc), slc) == expected
+
+
+def test_continuous_slc_reward_on_completions():
+    """The same completions as the curriculum pays 1.1 for both: the bonus now follows SLC (1 and 3/4)."""
+    from components.rewards import build_reward
+
+    continuous = build_reward("pcs", {"slc_reward": "continuous"}, languages=["fr"])
+    completions = [f"<think>{FR_TRACE}</think>\\boxed{{13}}", f"<think>{FR_TRACE}\n\n{EN_STEP}</think>\\boxed{{13}}",
+                   f"<think>{FR_TRACE}</think>\\boxed{{12}}", f"{FR_TRACE} \\boxed{{13}}"]
+    logged = {}
+    out = continuous(["q"] * 4, completions, gold=["13"] * 4, lang=["fr"] * 4,
+                     log_metric=lambda name, value: logged.__setitem__(name, value))
+    assert out == [1.1, 1.075, 0.1, 0.0]
+    assert continuous.curriculum is None and "curriculum/tau" not in logged
+    assert logged["reward/slc_bonus"] == pytest.approx((0.1 + 0.075) / 2)  # over the two gated correct ones
+    assert PCSReward()(["q"] * 2, completions[:2], gold=["13"] * 2, lang=["fr"] * 2) == [1.1, 1.1]
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"slc_reward": "continuous", "tau_interval": 2}, "tau_interval: read by slc_reward curriculum only"),
+    ({"slc_reward": "continuous", "tau_start": 0.2, "tau_window": "pooled"}, "tau_start, tau_window: read by"),
+    ({"slc_reward": "smooth"}, "slc_reward 'smooth' is unknown (known: curriculum, continuous)"),
+    ({"require_think": False}, "would never find an answer; set extraction lenient"),
+])
+def test_parameters_that_cannot_work_together_are_refused_when_the_profile_loads(params, message):
+    from components.config import load_profile_dict
+    from components.settings import ProfileError
+
+    profile = {"name": "p", "grpo": {"model": {"model": "m"}, "dataset": "d.jsonl",
+                                     "rewards": [{"name": "pcs", "params": params}]}}
+    with pytest.raises(ProfileError) as error:
+        load_profile_dict(profile)
+    assert message in str(error.value) and "grpo.rewards.0" in str(error.value)
+
+
+def test_the_cpu_ablation_override_loads():
+    """The override the CPU GRPO profile's header gives for the ablation."""
+    from pathlib import Path
+
+    from components.config import load_profile
+    from components.rewards import build_reward
+
+    path = Path(__file__).resolve().parents[2] / "profiles" / "cpu-grpo.yaml"
+    override = "grpo.rewards.0.params={require_think: false, extraction: lenient, slc_reward: continuous}"
+    assert override in path.read_text(encoding="utf-8")
+    (reward,) = load_profile(path, [override]).grpo.rewards
+    assert build_reward(reward.name, reward.params).curriculum is None

@@ -1,24 +1,23 @@
 """The ``polyreason`` command line (typer). Flows are imported lazily, after
-``flows.runtime.configure`` has pointed Prefect and MLflow at project-local state.
+``cli.environment.configure`` has pointed Prefect and MLflow at project-local state.
 
 Every command, including those other modules register on ``app`` (one line
-each), runs through ``flows.cli_base.PolyreasonGroup``: one-line errors with exit
+each), runs through ``cli.base.PolyreasonGroup``: one-line errors with exit
 code 2 for ordinary mistakes (``--debug`` shows the traceback), interrupts that
 end a run within seconds, and a Prefect server for the commands that need one.
-A stage command checks its profile (``tasks.preflight``) before any Prefect
-work, then runs its flows in a ``flows.session.run_session``.
+A stage command checks its profile (``cli.preflight``) before any Prefect
+work, then runs its flows in a ``cli.session.run_session``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from flows.cli_base import PolyreasonApp, PolyreasonGroup
+from cli.base import PolyreasonApp, PolyreasonGroup
 
 HELP = """polyreason: post-train reasoning models to think in the language of the question, and measure it.
 
@@ -32,7 +31,7 @@ PROJECT_OPTION = typer.Option(Path("."), "--project-dir", help="Where mlruns/, a
 
 
 def _configure(project_dir: Path) -> dict[str, Path]:
-    from flows.runtime import configure
+    from cli.environment import configure
 
     return configure(project_dir)
 
@@ -68,7 +67,7 @@ def _registered(kind: str):
 
 
 def _input_file(path: Path) -> Path:
-    from tasks.preflight import Refused
+    from cli.preflight import Refused
 
     if not path.exists():
         raise Refused([f"{path}: no such file"])
@@ -80,7 +79,7 @@ def _input_file(path: Path) -> Path:
 def _report_rows(result: dict, path: Path) -> None:
     """Exit 2 when no row was valid; otherwise say how many rows were skipped."""
     from components.scoring import bad_rows
-    from tasks.preflight import Refused
+    from cli.preflight import Refused
 
     bad, problems = bad_rows(result), len(result.get("errors", []))
     if not result.get("rows"):
@@ -101,12 +100,14 @@ def score(
 ) -> None:
     """Score completions: accuracy, pass@k, LPR/WPR/LCPR, SLC, SLC&Acc, TTC per language."""
     from components.scoring import score_file
+    from components.settings import ScoringSettings
 
     if lcpr_rule.startswith("lcb") and words is None:
         raise typer.BadParameter(f"--lcpr-rule {lcpr_rule} needs --words (the LCB English word list)",
                                  param_hint="'--words'")
-    result = score_file(_input_file(input), verifier=verifier, lcpr_rule=lcpr_rule, words_path=words,
-                        max_context=max_context)
+    settings = ScoringSettings(verifier=verifier, lcpr_rule=lcpr_rule, max_context=max_context,
+                               words_path=None if words is None else str(words))
+    result = score_file(_input_file(input), settings)
     _report_rows(result, input)
     _emit(result, out)
 
@@ -135,8 +136,8 @@ def _stage_command(name: str, runner):
     ) -> None:
         from components.settings import ProfileError
         from flows.commands import sections_for
-        from flows.session import run_session
-        from tasks.preflight import Refused, check_profile
+        from cli.session import run_session
+        from cli.preflight import Refused, check_profile
 
         paths = _configure(project_dir)
         settings = _load(profile, overrides or [], project_dir)
@@ -167,7 +168,7 @@ _register_stage_commands()
 
 
 def _register_cockpit_commands() -> None:
-    from flows.cli_cockpit import register
+    from cli.cockpit import register
 
     register(app)
 
@@ -175,9 +176,14 @@ def _register_cockpit_commands() -> None:
 _register_cockpit_commands()
 
 
+def _register_plan_command() -> None:
+    from cli.plan import register
+
+    register(app)
+
+
+_register_plan_command()
+
+
 def main() -> None:  # pragma: no cover - console entry
     app(prog_name="polyreason")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """What every ``polyreason`` command gets, whoever registers it: one-line errors, interrupts, a server check.
 
-``PolyreasonGroup`` (the typer group of ``flows.cli.app``) runs each command:
+``PolyreasonGroup`` (the typer group of ``cli.app.app``) runs each command:
 
 * an ordinary mistake — a profile key or override (``ProfileError``), a check
   the profile fails before anything starts or a bad input file (``Refused``), an
@@ -12,11 +12,11 @@
   the error instead, with its traceback;
 * Ctrl-C and SIGTERM (Prefect's ``TerminationSignal`` inside a flow) end in one
   line saying what was kept and how to resume, exit 130 or 143
-  (``flows.interrupts``);
+  (``cli.interrupts``);
 * commands in ``NEEDS_PREFECT_SERVER`` refuse to start without a reachable
   Prefect server, and say how to start one.
 
-``PolyreasonApp`` is the process entry (console script, ``python -m flows.cli``):
+``PolyreasonApp`` is the process entry (console script, ``python -m cli``):
 it installs the signal handling and ends the process as soon as its work and
 exit handlers are done (``exit_now``). In-process test runners call the group
 directly and keep their own signals.
@@ -58,18 +58,18 @@ class PolyreasonGroup(TyperGroup):
     def resolve_command(self, ctx: typer.Context, args: list[str]):
         name, command, rest = super().resolve_command(ctx, args)
         if name in NEEDS_PREFECT_SERVER:
-            from flows.runtime import configure
+            from cli.environment import configure
 
             configure(_project_dir(rest))
-            from flows.prefect_server import require_server
+            from cli.prefect_server import require_server
 
             require_server(name)
         return name, command, rest
 
     def invoke(self, ctx: typer.Context):
         from components.settings import ProfileError
-        from flows import interrupts
-        from tasks.preflight import Refused
+        from cli import interrupts
+        from cli.preflight import Refused
 
         try:
             return super().invoke(ctx)
@@ -117,10 +117,10 @@ def _project_dir(args: list[str]) -> Path:
 
 
 class PolyreasonApp(typer.Typer):
-    """The process entry (console script, ``python -m flows.cli``); tests invoke the group without it."""
+    """The process entry (console script, ``python -m cli``); tests invoke the group without it."""
 
     def __call__(self, *args, **kwargs):
-        from flows import interrupts
+        from cli import interrupts
 
         interrupts.install()  # the process's signals; in-process test runners keep theirs
         try:

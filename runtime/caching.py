@@ -8,9 +8,10 @@ The key here is:
   (``components.settings.cache_view``: the fields a section declares
   ``OPERATIONAL`` — a timeout, a thread count — are left out, every other field
   counts) and upstream ``ArtifactRef``s entering by path and content fingerprint;
-* the task's own source;
-* the source files of the component modules the task calls, so editing a scorer
-  re-scores while generation stays cached.
+* the code the task runs, found from its source (``runtime.task_code``): its own
+  function and helpers, the source of every project module they can reach, and
+  the versions of the libraries its stages declare. Editing a scorer re-scores
+  while generation stays cached; upgrading math-verify re-scores too.
 
 Results persist in the project-local store (``PREFECT_RESULTS_LOCAL_STORAGE_PATH``);
 outputs go to content-addressed directories ``artifacts/<stage>/<fp[:12]>/``.
@@ -19,7 +20,7 @@ A stored result is only as good as the files it points at: another run, a
 person or a full disk may have changed them since. ``CheckedArtifacts`` wraps
 the key: before Prefect looks the key up, every ``ArtifactRef`` inside the
 stored result is checked against its directory's manifest (rows, sha256;
-``tasks.artifacts.problem``). A result whose files do not hold what it recorded
+``runtime.artifacts.problem``). A result whose files do not hold what it recorded
 is expired (Prefect's record expiration, so the lookup misses), the reason is
 logged, and the task runs again.
 """
@@ -29,32 +30,18 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
-import importlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from prefect.cache_policies import TASK_SOURCE, CachePolicy
+from prefect.cache_policies import CachePolicy
 from pydantic import BaseModel
 
 from components.settings import StrictSettings, cache_view
+from runtime.artifacts import ArtifactRef, log, problem
+from runtime.task_code import TaskCode, task_code
 
 CACHED = {"persist_result": True, "cache_expiration": None}
-
-
-@lru_cache(maxsize=None)
-def module_source_hash(module_name: str) -> str:
-    """sha256 of a module's source file (or every ``.py`` file of a package)."""
-    module = importlib.import_module(module_name)
-    path = Path(module.__file__)
-    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.name.encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
 
 
 def canonical_input(value: Any) -> Any:
@@ -89,17 +76,13 @@ class SettingsInputs(CachePolicy):
 
 
 @dataclass
-class ComponentSource(CachePolicy):
-    """Cache-key part: the source of the listed component modules."""
+class TaskCodeKey(CachePolicy):
+    """Cache-key part: the code the task runs and the library versions of its stages (``runtime.task_code``)."""
 
-    modules: tuple[str, ...] = field(default_factory=tuple)
+    stages: tuple[str, ...] = field(default_factory=tuple)
 
     def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str:
-        digest = hashlib.sha256()
-        for name in self.modules:
-            digest.update(name.encode())
-            digest.update(module_source_hash(name).encode())
-        return digest.hexdigest()
+        return task_code(task_ctx.task.fn, self.stages).digest
 
 
 @dataclass
@@ -115,13 +98,23 @@ class CheckedArtifacts(CachePolicy):
         return key
 
 
-def component_cache_policy(*modules: str) -> CachePolicy:
-    """Task inputs (settings by their cache view) + the task's own source + the source of the components it calls;
+def code_of(task) -> TaskCode:
+    """The code ingredients of a cached task's key: what ``TaskCodeKey`` hashes (``runtime.task_code``)."""
+    inner = getattr(task.cache_policy, "inner", None)
+    parts = getattr(inner, "policies", [])
+    stages = next((part.stages for part in parts if isinstance(part, TaskCodeKey)), None)
+    if stages is None:
+        raise ValueError(f"task {task.name!r} has no cache_policy(...) key")
+    return task_code(task.fn, stages)
+
+
+def cache_policy(*stages: str) -> CachePolicy:
+    """Task inputs (settings by their cache view) + the code the task runs + the library versions of ``stages``;
     a stored result is reused only while its artifacts are whole."""
-    return CheckedArtifacts(inner=SettingsInputs() + TASK_SOURCE + ComponentSource(modules=tuple(modules)))
+    return CheckedArtifacts(inner=SettingsInputs() + TaskCodeKey(stages=tuple(stages)))
 
 
-def artifact_refs(value: Any) -> list["ArtifactRef"]:
+def artifact_refs(value: Any) -> list[ArtifactRef]:
     """Every ``ArtifactRef`` inside a task result (lists, dicts, dataclasses, pydantic models)."""
     if isinstance(value, ArtifactRef):
         return [value]
@@ -138,8 +131,6 @@ def expire_if_stale(key: str, task_name: str) -> str | None:
     """Expire the stored result under ``key`` when an artifact it points at changed; returns the reason."""
     from prefect.results import get_result_store
 
-    from tasks.artifacts import log, problem
-
     store = get_result_store()
     if not store.exists(key):
         return None
@@ -154,28 +145,3 @@ def expire_if_stale(key: str, task_name: str) -> str | None:
     past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
     store.write(record.result, key=key, expiration=past)
     return reasons[0]
-
-
-@dataclass(frozen=True)
-class ArtifactRef:
-    """What a stage task returns: where its output is, its content fingerprint, a summary."""
-
-    path: str
-    fingerprint: str
-    summary: dict = field(default_factory=dict)
-
-
-def artifact_dir(project_dir: str | Path, stage: str, fingerprint: str) -> Path:
-    """Content-addressed output directory ``<project>/artifacts/<stage>/<fp[:12]>/``."""
-    path = Path(project_dir).resolve() / "artifacts" / stage / fingerprint[:12]
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def file_fingerprint(path: str | Path) -> str:
-    """sha256 of a file's bytes (for upstream artifacts in cache keys)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

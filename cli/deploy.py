@@ -10,7 +10,9 @@
 * for every profile that places stages on work pools (``placement: {data:
   gpu-inference, grpo: gpu-train}``), the stage flows on those pools
   (``polyreason-data/gpu-inference`` …), which the recipe runs with
-  ``run_deployment`` and waits for.
+  ``run_deployment`` and waits for (a placed evaluation also gets its
+  fan-out flow, ``polyreason-evaluation-fanout/<pool>``, which the recipe runs
+  there when the profile's ``execution`` fans out).
 
 Deployments run through process work pools: ``polyreason worker --pool NAME``
 starts a worker that runs each flow run in its own process, with the job
@@ -32,6 +34,7 @@ COMMAND_ENTRIES = ("recipe", "data", "sft", "grpo", "evaluate", "audit")
 STAGE_ENTRIES = {"data": "flows/data.py:data_flow", "sft": "flows/sft.py:sft_flow",
                  "rejection": "flows/rejection.py:rejection_flow", "grpo": "flows/grpo.py:grpo_flow",
                  "evaluation": "flows/evaluation.py:evaluation_flow", "audit": "flows/audit.py:audit_flow"}
+ALSO_PLACED = {"evaluation": ("flows/fanout.py:evaluation_fanout_flow",)}  # the recipe runs it where it evaluates
 
 
 def job_environment(project: Path, profiles: Path) -> dict[str, str]:
@@ -85,8 +88,8 @@ def deploy(project_dir: str | Path, pool: str = "polyreason", profiles_dir: str 
     done += [_deploy("flows/nightly.py:nightly_evaluation", p.name, pool, env, cron=p.nightly.cron,
                      parameters={"profile": p.name}, description=f"nightly re-evaluation of {p.name}'s models")
              for p in profiles if p.nightly is not None]
-    done += [_deploy(STAGE_ENTRIES[stage], where, where, env, description=f"{stage} stage on pool {where}")
-             for stage, where in sorted(placed)]
+    done += [_deploy(entry, where, where, env, description=f"{stage} stage on pool {where}")
+             for stage, where in sorted(placed) for entry in (STAGE_ENTRIES[stage], *ALSO_PLACED.get(stage, ()))]
     return done
 
 

@@ -41,43 +41,7 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
-    from flows.stack import activate
+    from cli.stack import activate
 
     activate(project_dir)  # a running `polyreason up` stack receives this project's runs
     return paths
-
-
-def prepared(profile):
-    """The profile with every relative path made absolute against its project directory, and that directory.
-
-    Every flow starts here, so tasks and components only ever see absolute paths; the flow run
-    is remembered, to be closed if an interrupt leaves it running (``flows.interrupts``).
-    """
-    from flows.interrupts import register_flow_run
-
-    register_flow_run()
-    profile = profile.with_absolute_paths()
-    return profile, Path(profile.project_dir)
-
-
-def require(profile, section: str):
-    """The profile's section at dotted ``section``; ``ProfileError`` naming it when the profile has none."""
-    from components.settings import ProfileError
-
-    value = profile
-    for part in section.split("."):
-        value = getattr(value, part, None) if value is not None else None
-    if value is None or (section == "evaluation" and not value.benchmarks):
-        what = "evaluation.benchmarks" if value is not None else f"{section} section"
-        raise ProfileError(f"profile {profile.name!r} has no {what}")
-    return value
-
-
-def was_cached(state) -> bool:
-    """Whether a task's final state is a cache hit (Prefect names it ``Cached``)."""
-    return state.name == "Cached"
-
-
-def prepared_project(project_dir: str | Path) -> Path:
-    """A project directory given on its own (not in a profile), absolute."""
-    return Path(project_dir).resolve()

@@ -7,11 +7,15 @@ is SQLite under ``<project>/mlruns/mlflow.db`` with artifacts beside it: MLflow
 3.17 refuses the old ``file:./mlruns`` store. Metric names are checked: MLflow
 rejects ``@`` and ``&`` (use ``pass_at_1``, ``slc_and_acc``).
 
+A run without a parent (a recipe's, or a stage run alone) carries the code's
+provenance: the git commit, whether the working tree had uncommitted changes,
+and the versions of the libraries the stages declare (``runtime.provenance``).
+
 Nothing is left RUNNING: ``stage_run`` closes its run FINISHED, FAILED, or
 KILLED when an interrupt (Ctrl-C, SIGTERM) unwinds it; this process's open runs
 are listed (``open_runs``) so an interrupted CLI can close any the unwinding
 did not reach; every run carries its process's ``polyreason.owner`` tag, by
-which ``tasks.abandoned`` marks KILLED the runs a ``kill -9`` left RUNNING.
+which ``runtime.abandoned`` marks KILLED the runs a ``kill -9`` left RUNNING.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from components.config import flatten
 from components.settings import TrackingSettings
-from tasks.process import owner_token
+from runtime.process import owner_token
+from runtime.provenance import provenance_tags
 
 FORBIDDEN_METRIC_CHARS = "@&"
 OWNER_TAG = "polyreason.owner"
@@ -191,6 +196,16 @@ def log_artifact(ref: RunRef, path: str | Path, artifact_path: str | None = None
         mlflow_client.log_artifact(ref.run_id, str(path), artifact_path)
 
 
+def log_text(ref: RunRef, text: str, artifact_file: str) -> None:
+    """A text file in the run's artifacts, written by MLflow (nothing is written into the project)."""
+    client(ref.tracking_uri).log_text(ref.run_id, text, artifact_file)
+
+
+def log_dict(ref: RunRef, data: Mapping[str, Any], artifact_file: str) -> None:
+    """A JSON file in the run's artifacts (``MlflowClient.log_dict``)."""
+    client(ref.tracking_uri).log_dict(ref.run_id, dict(data), artifact_file)
+
+
 def log_table(ref: RunRef, records: list[dict[str, Any]], artifact_file: str) -> None:
     """A table shown in the MLflow UI (``MlflowClient.log_table``)."""
     import pandas as pd
@@ -246,8 +261,9 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
               parent: RunRef | None = None) -> Iterator[RunRef]:
     """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises."""
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
+    provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
     run = open_run(settings, project_dir, run_name, params=params,
-                   tags={"polyreason.stage": stage, **where, **(tags or {})}, parent=parent)
+                   tags={"polyreason.stage": stage, **where, **provenance, **(tags or {})}, parent=parent)
     try:
         yield run
     except BaseException as error:
@@ -268,29 +284,3 @@ def run_url(ref: RunRef) -> str:
     if ref.tracking_uri.startswith(("http://", "https://")):
         return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}"
     return f"{ref.tracking_uri} (run {ref.run_id}; open with: mlflow ui --backend-store-uri {ref.tracking_uri})"
-
-
-PRODUCED_BY = "produced_by.json"
-
-
-def mark_cache(ref: RunRef, artifact_dirs: Iterable[str | Path], cached: bool) -> dict[str, str]:
-    """Tag whether a stage reused cached artifacts, and which run produced them.
-
-    A stage that ran writes ``produced_by.json`` (this run) into each artifact
-    directory it created; a stage whose tasks were all cache hits reads it back,
-    so its run points at the run that did the work instead of re-doing it.
-    """
-    import json
-
-    dirs = [Path(d) for d in artifact_dirs]
-    tags = {"polyreason.cache": "hit" if cached else "miss"}
-    if cached:
-        sources = [json.loads((d / PRODUCED_BY).read_text(encoding="utf-8")) for d in dirs if (d / PRODUCED_BY).is_file()]
-        if sources:
-            tags["polyreason.cache.source_run"] = sources[0]["run_id"]
-    else:
-        for directory in dirs:
-            if directory.is_dir() and not (directory / PRODUCED_BY).is_file():
-                (directory / PRODUCED_BY).write_text(json.dumps({"run_id": ref.run_id}), encoding="utf-8")
-    set_tags(ref, tags)
-    return tags

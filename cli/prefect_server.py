@@ -7,7 +7,7 @@ whose crash reporting then retries the dead server for minutes; and a CLI killed
 with ``kill -9`` leaves it running. ``start_temporary_server`` starts the same
 server before any flow, as an instance of a subclass that Prefect's own lookups
 then find (the class keeps one instance per port): launched through
-``tasks.process.spawn`` in its own process group under a lifeline, Ctrl-C
+``runtime.process.spawn`` in its own process group under a lifeline, Ctrl-C
 reaches only the CLI, which reports the interrupt and stops the server last,
 and a killed CLI takes the server down with it. Two commands starting at once
 in a fresh project create the server's database one after the other (a file
@@ -25,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from tasks.preflight import Refused
+from cli.preflight import Refused
 
 HEALTH_TIMEOUT_S = 3.0
 START_SERVER = ("run `polyreason up` to start one (or `prefect server start`, then "
@@ -33,7 +33,7 @@ START_SERVER = ("run `polyreason up` to start one (or `prefect server start`, th
 
 
 def configured_api_url() -> str | None:
-    """``PREFECT_API_URL`` (set by the user, or by ``flows.runtime.configure`` for the project's running stack)."""
+    """``PREFECT_API_URL`` (set by the user, or by ``cli.environment.configure`` for the project's running stack)."""
     if os.environ.get("PREFECT_API_URL"):
         return os.environ["PREFECT_API_URL"]
     from prefect.settings import PREFECT_API_URL
@@ -43,7 +43,7 @@ def configured_api_url() -> str | None:
 
 def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> str | None:
     """Why ``<api_url>/health`` does not answer 200 within ``timeout_s``, or ``None`` when it does."""
-    from flows.stack import health_problem
+    from cli.stack import health_problem
 
     return health_problem(f"{api_url.rstrip('/')}/health", timeout_s)
 
@@ -78,7 +78,7 @@ def owned_server_class():
             import prefect
             from prefect.settings import get_current_settings
 
-            from tasks.process import spawn
+            from runtime.process import spawn
 
             command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
                        "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
@@ -88,7 +88,7 @@ def owned_server_class():
             return spawn(command, "temporary Prefect server", own_group=True, env=env)
 
         def stop(self) -> None:
-            from tasks.process import end_process_tree
+            from runtime.process import end_process_tree
 
             process = self.server_process
             super().stop()

@@ -1,13 +1,14 @@
 """The cockpit commands of ``polyreason``: the local stack, deployments, workers, comparisons.
 
 ``up`` / ``down`` / ``status`` manage the project's Prefect and MLflow servers
-(``flows/stack.py``); ``deploy`` registers the deployments and work pools
-(``flows/deploy.py``); ``worker`` serves a work pool; ``compare`` puts evaluations
+(``cli/stack.py``); ``deploy`` registers the deployments and work pools
+(``cli/deploy.py``); ``worker`` serves a work pool; ``compare`` puts evaluations
 side by side (``flows/compare.py``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -28,8 +29,8 @@ def up(project_dir: Path = PROJECT_OPTION,
        mlflow_port: Optional[int] = typer.Option(None, help="Port of the MLflow server (default 5000, or a free one).")
        ) -> None:
     """Start the project's Prefect server and MLflow tracking server on 127.0.0.1 and print their URLs."""
-    from flows.stack import StackError
-    from flows.stack import up as start_stack
+    from cli.stack import StackError
+    from cli.stack import up as start_stack
 
     try:
         stack, started = start_stack(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
@@ -42,7 +43,7 @@ def up(project_dir: Path = PROJECT_OPTION,
 
 def down(project_dir: Path = PROJECT_OPTION) -> None:
     """Stop the servers `polyreason up` started for this project (exactly those processes)."""
-    from flows.stack import down as stop_stack
+    from cli.stack import down as stop_stack
 
     pids = stop_stack(project_dir)
     typer.echo(f"stopped {', '.join(map(str, pids))}" if pids else "nothing was running")
@@ -52,7 +53,7 @@ def status(project_dir: Path = PROJECT_OPTION) -> None:
     """Say what runs: each server's PID, health and URL."""
     import json
 
-    from flows.stack import status as stack_status
+    from cli.stack import status as stack_status
 
     typer.echo(json.dumps(stack_status(project_dir), indent=2))
 
@@ -60,12 +61,12 @@ def status(project_dir: Path = PROJECT_OPTION) -> None:
 def _require_server(project_dir: Path, command: str) -> None:
     """The project's (or the configured) Prefect server must answer; its URL is exported for child processes.
 
-    The same check as the command line's own (``flows.prefect_server.require_server``): the URL
+    The same check as the command line's own (``cli.prefect_server.require_server``): the URL
     comes from ``PREFECT_API_URL`` or Prefect's settings profile, so a server configured either way
     is found by both.
     """
-    from flows.prefect_server import require_server
-    from flows.runtime import configure
+    from cli.prefect_server import require_server
+    from cli.environment import configure
 
     configure(project_dir)
     os.environ["PREFECT_API_URL"] = require_server(command)
@@ -77,7 +78,7 @@ def deploy(project_dir: Path = PROJECT_OPTION,
            ) -> None:
     """Register the deployments (recipe and every stage command, nightly evaluations, placed stages)."""
     _require_server(project_dir, "deploy")
-    from flows.deploy import deploy as register
+    from cli.deploy import deploy as register
 
     for line in register(project_dir, pool=pool, profiles_dir=profiles_dir):
         typer.echo(f"deployed {line}")
@@ -88,23 +89,53 @@ def worker(pool: str = typer.Option("polyreason", help="The work pool to serve."
            project_dir: Path = PROJECT_OPTION) -> None:
     """Serve a process work pool: each flow run of its deployments runs in its own process here."""
     _require_server(project_dir, "worker")
-    from flows.deploy import worker_command
+    from cli.deploy import worker_command
 
     raise typer.Exit(code=subprocess.call(worker_command(pool)))
 
 
+def _paper_table(paper: Optional[str], project_dir: Path) -> Optional[str]:
+    """The table file ``--paper`` names, refused in one line (exit 2) when there is none."""
+    if paper is None:
+        return None
+    from cli.preflight import Refused
+    from components.paper_tables import load_table, resolve_table
+
+    try:
+        table = resolve_table(paper, project_dir)
+        load_table(table)  # a malformed file is refused before any run, naming its rows and fields
+    except ValueError as error:
+        raise Refused(str(error).splitlines(), source="--paper") from None
+    return str(table.resolve())
+
+
 def compare(items: list[str] = typer.Argument(..., help="Run ids, a recipe's parent run id, or models:/NAME/VERSION."),
             baseline: Optional[str] = typer.Option(None, help="The model label deltas are taken against."),
+            paper: Optional[str] = typer.Option(None, help="Hold the runs against a paper's table: a paper profile "
+                                                "(profiles/NAME.yaml), its table file, or its name."),
+            as_json: bool = typer.Option(False, "--json", help="Print the comparison (and paper) rows as JSON."),
             project_dir: Path = PROJECT_OPTION) -> None:
-    """Evaluations side by side: per-language table with deltas to a baseline and a Pareto plot, in a new run."""
-    from flows.runtime import configure
+    """Evaluations side by side: per-language table with deltas to a baseline and a Pareto plot, in a new run;
+    with --paper also measured against the paper's table, row by row."""
+    from cli.environment import configure
 
+    table = _paper_table(paper, project_dir)
     configure(project_dir)
     from flows.compare import compare_flow
 
-    result = compare_flow(items, baseline=baseline, project_dir=str(project_dir))
-    typer.echo(Path(result["table"]).read_text(encoding="utf-8"))
-    typer.echo(f"comparison run: {result['run_url']}")
+    result = compare_flow(items, baseline=baseline, project_dir=str(project_dir), paper=table)
+    if as_json:
+        def read(path: Optional[str]):
+            return json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+
+        typer.echo(json.dumps({"run_id": result.run_id, "run_url": result.run_url, "models": result.models,
+                               "baseline": result.baseline, "comparison": read(result.rows),
+                               "paper": read(result.paper_rows)}, ensure_ascii=False, indent=2))
+        return
+    typer.echo(Path(result.table).read_text(encoding="utf-8"))
+    if result.paper_table:
+        typer.echo(Path(result.paper_table).read_text(encoding="utf-8"))
+    typer.echo(f"comparison run: {result.run_url}")
 
 
 def register(app: typer.Typer) -> None:

@@ -10,8 +10,11 @@ refuses to start with one line per problem, each naming the key and the path
 or URL (``Refused``).
 
 The checks look at the sections the command runs (``sections``) and never at
-the network beyond a short connection to the URLs the profile names. The
-tracking store is checked last (``tasks.store_check``).
+the network beyond a short connection to the URLs the profile names. The plan
+of those sections (``components.planning``: a curriculum its steps cannot
+complete, a length above the model's context …) is checked next, then the task
+runner a fan-out needs (its optional package), and the tracking store last
+(``cli.store_check``).
 """
 
 from __future__ import annotations
@@ -161,9 +164,18 @@ def unreachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
         return error.strerror or str(error)
 
 
+def execution_problems(profile: Profile, sections: list[str]) -> list[str]:
+    """A fan-out whose task runner's package is not installed (``execution.runner: ray`` without prefect-ray)."""
+    from runtime.task_runners import runner_problem
+
+    problem = runner_problem(profile.execution) if "evaluation" in sections and profile.execution.fans_out else None
+    return [problem] if problem else []
+
+
 def check_profile(profile: Profile, sections: list[str], source: str = "") -> None:
     """Raise ``Refused`` with every problem of the ``sections`` a command runs (profile paths made absolute)."""
-    from tasks.store_check import tracking_problems
+    from cli.store_check import tracking_problems
+    from components.planning import plan_profile
 
     profile = profile.with_absolute_paths()
     base = Path(profile.project_dir)
@@ -173,6 +185,8 @@ def check_profile(profile: Profile, sections: list[str], source: str = "") -> No
         problems += path_problems(section, name) + benchmark_problems(section, name)
         for key, model in models_in(section, name):
             problems += model_problems(key, model, base)
+    problems += [str(problem) for problem in plan_profile(profile).problems_for(sections)]
+    problems += execution_problems(profile, sections)
     problems += tracking_problems(profile.tracking, base)
     if problems:
         raise Refused(problems, source)

@@ -85,10 +85,13 @@ def end_children(grace_s: float = 3.0) -> list[str]:
     return ended
 
 
-def run_stage_process(command: list[str], log_path: Path, timeout_s: int, what: str) -> None:
-    """Run ``command`` to completion; raise ``RuntimeError`` naming ``what`` and the log on failure."""
+def run_stage_process(command: list[str], log_path: Path, timeout_s: int, what: str,
+                      env: dict[str, str] | None = None) -> None:
+    """Run ``command`` to completion (in ``env``, default this process's); raise ``RuntimeError`` naming ``what``
+    and the log on failure."""
     with log_path.open("a", encoding="utf-8") as log:
-        returncode = _wait(spawn(command, what, cwd=REPO, stdout=log, stderr=subprocess.STDOUT), timeout_s, what)
+        process = spawn(command, what, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+        returncode = _wait(process, timeout_s, what)
     if returncode != 0:
         tail = log_path.read_text(encoding="utf-8")[-3000:]
         raise RuntimeError(f"{what} process failed with exit code {returncode}; {log_path} ends:\n{tail}")

@@ -37,13 +37,13 @@ TIMEOUT_S = 5.0
 
 def tracking_uri_of(settings: TrackingSettings, project: Path) -> str:
     """The URI a run will use: the profile's, the running stack's (``MLFLOW_TRACKING_URI``), or the project's
-    SQLite store (``tasks.tracking.tracking_uri`` without creating anything)."""
+    SQLite store (``runtime.tracking.tracking_uri`` without creating anything)."""
     return (settings.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
             or f"sqlite:///{project.resolve() / 'mlruns' / 'mlflow.db'}")
 
 
 def artifact_root_of(settings: TrackingSettings, project: Path) -> str | None:
-    """Where new experiments put artifacts (``tasks.tracking.artifact_root`` without creating anything)."""
+    """Where new experiments put artifacts (``runtime.tracking.artifact_root`` without creating anything)."""
     if settings.artifact_root:
         return settings.artifact_root
     if not tracking_uri_of(settings, project).startswith("sqlite:"):
@@ -155,7 +155,7 @@ def prepare_store(uri: str) -> None:
     with open(db.with_name(db.name + ".init.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not has_tables(db):
-            from tasks.tracking import client
+            from runtime.tracking import client
 
             client(uri).search_experiments(max_results=1)  # MLflow creates and migrates the schema
 

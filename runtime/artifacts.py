@@ -14,10 +14,12 @@ directory. Two rules keep them honest:
   a product written by other code is written again.
 * **Proof of completeness.** A product is published last, after every file of
   it is on disk: ``<directory>/.manifest.json`` records, per product, its
-  ``ArtifactRef`` and each file's size, sha256 and row count, written through a
+  ``ArtifactRef``, each file's size, sha256 and row count, and the names of the
+  directory's other files at that moment (so a file written into a published
+  directory afterwards, by another writer, shows), written through a
   temporary file and an atomic rename. ``problem`` re-reads the files and names
   the first difference (rows, checksum, a missing file); a product without a
-  manifest entry was never finished. The cache policy (``tasks.caching``) asks
+  manifest entry was never finished. The cache policy (``runtime.caching``) asks
   it before reusing a cached task result.
 
 Products without a manifest entry (written before manifests existed, or by a
@@ -28,21 +30,40 @@ gives ``rows``, by their row count.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import socket
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 MANIFEST = ".manifest.json"
+PRODUCED_BY = "produced_by.json"  # the run that produced a directory (``runtime.cache_report``)
+BOOKKEEPING = {MANIFEST, PRODUCED_BY}  # files of a directory that belong to no product
 POLL_S = 0.2
 _HELD: dict[Path, Callable[[], str] | None] = {}  # directories this process writes now -> progress note
 _DEPTH: dict[tuple[Path, int], int] = {}  # re-entrant use from one thread
 _GUARD = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ArtifactRef:
+    """What a stage task returns: where its output is, its content fingerprint, a summary."""
+
+    path: str
+    fingerprint: str
+    summary: dict = field(default_factory=dict)
+
+
+def artifact_dir(project_dir: str | Path, stage: str, fingerprint: str) -> Path:
+    """Content-addressed output directory ``<project>/artifacts/<stage>/<fp[:12]>/``."""
+    path = Path(project_dir).resolve() / "artifacts" / stage / fingerprint[:12]
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def log(message: str, warning: bool = False) -> None:
@@ -57,9 +78,8 @@ def log(message: str, warning: bool = False) -> None:
     (logger.warning if warning else logger.info)(message)
 
 
-def sha256_of(path: Path) -> str:
-    import hashlib
-
+def file_fingerprint(path: str | Path) -> str:
+    """sha256 of a file's bytes (an upstream file in a cache key, a file in a manifest)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -80,7 +100,7 @@ def count_rows(path: Path) -> int | None:
 
 
 def describe(path: Path) -> dict[str, Any]:
-    return {"bytes": path.stat().st_size, "sha256": sha256_of(path), "rows": count_rows(path)}
+    return {"bytes": path.stat().st_size, "sha256": file_fingerprint(path), "rows": count_rows(path)}
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -101,8 +121,11 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 
 def locate(path: str | Path) -> tuple[Path, str]:
-    """The artifact directory of a product and the product's name in its manifest (``.`` for the directory)."""
+    """The artifact directory of a product and the product's name in its manifest (``.`` for the directory; a
+    sub-directory such as ``adapter`` is named in its parent's manifest)."""
     path = Path(path)
+    if path.is_dir() and not (path / MANIFEST).is_file() and path.name in read_manifest(path.parent):
+        return path.parent, path.name
     return (path, ".") if path.is_dir() else (path.parent, path.name)
 
 
@@ -117,7 +140,7 @@ def entry_problem(directory: Path, entry: dict[str, Any]) -> str | None:
             return f"{path} has {rows} rows, its manifest says {recorded['rows']}"
         if path.stat().st_size != recorded["bytes"]:
             return f"{path} has {path.stat().st_size} bytes, its manifest says {recorded['bytes']}"
-        if sha256_of(path) != recorded["sha256"]:
+        if file_fingerprint(path) != recorded["sha256"]:
             return f"{path} does not match its manifest's sha256"
     return None
 
@@ -146,8 +169,6 @@ class Slot:
 
     def reuse(self, product: str | Path):
         """The finished product's ``ArtifactRef`` when its files are whole; ``None`` (mismatch logged) otherwise."""
-        from tasks.caching import ArtifactRef
-
         name = locate_name(self.directory, product)
         entry = read_manifest(self.directory).get(name)
         key = cache_key()
@@ -165,8 +186,6 @@ class Slot:
 
         ``fingerprint`` defaults to the sha256 of the product file.
         """
-        from tasks.caching import ArtifactRef
-
         name = locate_name(self.directory, product)
         paths = [Path(f) for f in files] if files is not None else [self.directory / name]
         recorded = {str(p.resolve().relative_to(self.directory.resolve())): describe(p) for p in paths}
@@ -174,9 +193,19 @@ class Slot:
         ref = ArtifactRef(str(main), fingerprint or recorded[name]["sha256"], summary)
         manifest = read_manifest(self.directory)
         manifest[name] = {"ref": {"path": ref.path, "fingerprint": ref.fingerprint, "summary": ref.summary},
-                          "files": recorded, "key": cache_key(), "writer": owner()}
+                          "files": recorded, "others": working_files(self.directory, recorded), "key": cache_key(),
+                          "writer": owner()}
         write_atomic(self.directory / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1, default=str))
         return ref
+
+
+def working_files(directory: Path, recorded: Iterable[str]) -> list[str]:
+    """The other files in ``directory`` when a product is published (checkpoints, logs, the job): whatever is
+    found there later and is in no product's files nor in these lists was written after the publication."""
+    skip = set(recorded)
+    return sorted(name for path in directory.rglob("*") if path.is_file()
+                  and (name := str(path.relative_to(directory))) not in skip and path.name not in BOOKKEEPING
+                  and not path.name.startswith("."))
 
 
 def cache_key() -> str | None:

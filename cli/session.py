@@ -1,12 +1,12 @@
 """What a stage command does around its flows: stores ready, leftovers of killed runs closed, runs owned.
 
-Before the first flow of a command (after its profile passed ``tasks.preflight``):
+Before the first flow of a command (after its profile passed ``cli.preflight``):
 
 * the tracking store's tables exist (created by one process at a time);
 * MLflow runs and Prefect flow runs that a killed process left RUNNING are
-  closed (``tasks.abandoned``), and the command says how many;
+  closed (``runtime.abandoned``), and the command says how many;
 * a configured Prefect server answers, or this process starts its own
-  temporary one (``flows.prefect_server``);
+  temporary one (``cli.prefect_server``);
 * every flow run is tagged with this process's owner token, so the next start
   can close it if this process is killed.
 """
@@ -26,10 +26,10 @@ from components.settings import Profile
 def run_session(profile: Profile, prefect_home: Path) -> Iterator[None]:
     from prefect import tags
 
-    from flows.prefect_server import check_configured_server, start_temporary_server
-    from tasks.abandoned import close_abandoned_runs, crash_abandoned_flow_runs, flow_run_owner_tag
-    from tasks.process import owner_token
-    from tasks.store_check import prepare_store, tracking_uri_of
+    from cli.prefect_server import check_configured_server, start_temporary_server
+    from runtime.abandoned import close_abandoned_runs, crash_abandoned_flow_runs, flow_run_owner_tag
+    from runtime.process import owner_token
+    from cli.store_check import prepare_store, tracking_uri_of
 
     uri = tracking_uri_of(profile.tracking, Path(profile.project_dir))
     prepare_store(uri)

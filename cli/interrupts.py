@@ -7,7 +7,7 @@ What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
    (a generation step), ends the child processes (trainers, by PID)
    and arms a deadline of ``DEADLINE_S``.
 2. The Python handler (main thread) notes what was being written
-   (``tasks.artifacts.in_progress``) and raises ``Interrupted``, a
+   (``runtime.artifacts.in_progress``) and raises ``Interrupted``, a
    ``KeyboardInterrupt``: Prefect reports the flow run Crashed, every
    ``tracking.stage_run`` it unwinds closes its MLflow run KILLED (the recipe's
    parent and children alike), and the artifact locks are released; the
@@ -50,21 +50,11 @@ class Interrupted(KeyboardInterrupt):
 class _State:
     signum: int | None = None
     kept: list[str] = field(default_factory=list)
-    flow_runs: list = field(default_factory=list)
     finished: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 STATE = _State()
-
-
-def register_flow_run() -> None:
-    """Remember the flow run being executed, to close it if an interrupt leaves it running."""
-    from prefect.context import FlowRunContext
-
-    context = FlowRunContext.get()
-    if context is not None and context.flow_run is not None:
-        STATE.flow_runs.append(context.flow_run.id)
 
 
 def install() -> None:
@@ -100,7 +90,7 @@ def _watch(read_end: int) -> None:
             STATE.signum = STATE.signum or next(b for b in data if b in (signal.SIGINT, signal.SIGTERM))
             if not STATE.kept:
                 STATE.kept = _in_progress()
-        from tasks.process import end_children
+        from runtime.process import end_children
 
         end_children()
         timer = threading.Timer(DEADLINE_S, _leave_now)
@@ -110,7 +100,7 @@ def _watch(read_end: int) -> None:
 
 
 def _in_progress() -> list[str]:
-    from tasks.artifacts import in_progress
+    from runtime.artifacts import in_progress
 
     return in_progress()
 
@@ -123,7 +113,7 @@ def _leave_now() -> None:
         sys.stderr.flush()
     import atexit
 
-    from flows.prefect_server import stop_temporary_server
+    from cli.prefect_server import stop_temporary_server
 
     _bounded(atexit._run_exitfuncs)  # servers that stop at exit (a vLLM server, the temporary Prefect server)
     _bounded(stop_temporary_server)
@@ -153,15 +143,15 @@ def finish() -> tuple[str, int]:
             return "", 128 + (STATE.signum or signal.SIGINT)
         STATE.finished = True
     signum = STATE.signum or signal.SIGINT
-    from tasks import tracking
-    from tasks.abandoned import crash_flow_runs
-    from tasks.process import end_children
+    from runtime import tracking
+    from runtime.abandoned import STARTED, crash_flow_runs
+    from runtime.process import end_children
 
     end_children()
     for run in tracking.open_runs():
         _bounded(tracking.finish_run, run, "KILLED")
-    if STATE.flow_runs:
-        _bounded(crash_flow_runs, list(STATE.flow_runs), f"interrupted by {signal.Signals(signum).name}")
+    if STARTED:
+        _bounded(crash_flow_runs, list(STARTED), f"interrupted by {signal.Signals(signum).name}")
     return summary_line(signum, STATE.kept, list(tracking.KILLED)), 128 + signum
 
 

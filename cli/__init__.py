@@ -1,0 +1,1 @@
+"""polyreason: the command line and the operations around it (stack, deployments, interrupts, checks)."""

@@ -1,0 +1,1 @@
+"""polyreason: what tasks and flows run on (artifacts, cache keys, MLflow tracking, child processes, models)."""

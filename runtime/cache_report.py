@@ -1,0 +1,53 @@
+"""What a stage's MLflow run says about its cache: hit or miss, who produced the artifacts, and why.
+
+* ``polyreason.cache``: ``hit`` when every cached task of the stage was reused,
+  else ``miss``. A stage that ran writes ``produced_by.json`` (its run) into each
+  artifact directory it created, beside the manifest (directory bookkeeping, no
+  product: ``runtime.artifacts.BOOKKEEPING``); a stage whose tasks were all
+  reused reads it back, so its run points at the run that did the work
+  (``polyreason.cache.source_run``) instead of doing it again.
+* The ingredients of each task's key besides its inputs (``runtime.task_code``):
+  ``cache_key/<task>.json`` holds the sha256 of every project module the task
+  reaches, the digest of its own code and the versions of its stage's
+  libraries, and the tag ``polyreason.cache.code.<task>`` the digest of them
+  all. Two runs of one profile whose tags differ ran different code; the files
+  say which module or library changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from runtime.artifacts import PRODUCED_BY, write_atomic, writing
+from runtime.caching import code_of
+from runtime.tracking import RunRef, log_dict, set_tags
+
+
+def record_task_code(run: RunRef, tasks: Iterable) -> dict[str, str]:
+    """Log the key ingredients of each cached task (see the module docstring); returns the tags set."""
+    tags = {}
+    for task in tasks:
+        code = code_of(task)
+        log_dict(run, {"task": task.name, **code.summary()}, f"cache_key/{task.name}.json")
+        tags[f"polyreason.cache.code.{task.name}"] = code.digest[:12]
+    set_tags(run, tags)
+    return tags
+
+
+def mark_cache(run: RunRef, artifact_dirs: Iterable[str | Path], cached: bool, tasks: Iterable = ()) -> dict[str, str]:
+    """Tag whether a stage reused cached artifacts and which run produced them; record its tasks' key ingredients."""
+    dirs = [Path(d) for d in artifact_dirs]
+    tags = {"polyreason.cache": "hit" if cached else "miss"}
+    if cached:
+        sources = [json.loads((d / PRODUCED_BY).read_text(encoding="utf-8")) for d in dirs if (d / PRODUCED_BY).is_file()]
+        if sources:
+            tags["polyreason.cache.source_run"] = sources[0]["run_id"]
+    else:
+        for directory in dirs:
+            if directory.is_dir() and not (directory / PRODUCED_BY).is_file():
+                with writing(directory):
+                    write_atomic(directory / PRODUCED_BY, json.dumps({"run_id": run.run_id}))
+    set_tags(run, tags)
+    return {**tags, **record_task_code(run, tasks)}
