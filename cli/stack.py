@@ -27,6 +27,8 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from runtime.project import prepared_project
+
 BIN = Path(sys.executable).parent
 DEFAULT_PORTS = {"prefect": 4200, "mlflow": 5000}
 
@@ -48,7 +50,7 @@ class Stack:
 
 
 def state_file(project_dir: str | Path) -> Path:
-    return Path(project_dir).resolve() / ".polyreason" / "stack.json"
+    return prepared_project(project_dir).stack_file
 
 
 def port_free(port: int) -> bool:

@@ -73,6 +73,8 @@ METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metri
 PAIRED = Bootstrap(resamples=2000, seed=0)
 MIN_SHARED = 6  # fewest shared problems on which a paired test can reach 5% (2 / 2**6 < 0.05)
 OVERALL = "overall"
+LEGEND = ("value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
+          f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)")
 
 
 def language_tables(metrics: Mapping[str, float], headline: str = "accuracy") -> dict[str, list[dict]]:
@@ -223,7 +225,7 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str, accurac
     return fig
 
 
-def _value_text(row: Mapping[str, Any], name: str) -> str:
+def value_text(row: Mapping[str, Any], name: str) -> str:
     value, stderr, n = row.get(name), row.get(name + STDERR), row.get(name + COUNT)
     if value is None:
         return "-"
@@ -231,7 +233,7 @@ def _value_text(row: Mapping[str, Any], name: str) -> str:
     return f"{value:.3f}{error}" + ("" if n is None else f" (n {int(n)})")
 
 
-def _delta_text(row: Mapping[str, Any], name: str) -> str:
+def delta_text(row: Mapping[str, Any], name: str) -> str:
     delta = row.get(f"{name}_delta")
     if delta is None:
         return ""
@@ -246,8 +248,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequ
     """The comparison as fixed-width text: one block per metric, one line per (benchmark, language)."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows))
-    lines = [f"value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
-             f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)"]
+    lines = [LEGEND.format(baseline=baseline)]
     for name in metrics or compared():
         measured = [cell for cell in cells if any(r.get(name) is not None for r in rows
                                                   if (r["benchmark"], r["lang"]) == cell)]
@@ -256,7 +257,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequ
         lines += ["", name, "  ".join([f"{'benchmark':<10}", f"{'lang':<8}", *(f"{m:<48}" for m in models)]).rstrip()]
         for bench, lang in measured:
             found = {r["model"]: r for r in rows if (r["benchmark"], r["lang"]) == (bench, lang)}
-            texts = [(_value_text(found[m], name) + "  " + _delta_text(found[m], name)).strip() if m in found
+            texts = [(value_text(found[m], name) + "  " + delta_text(found[m], name)).strip() if m in found
                      else "-" for m in models]
             lines.append("  ".join([f"{bench:<10}", f"{lang:<8}", *(f"{t:<48}" for t in texts)]).rstrip())
     return "\n".join(lines)

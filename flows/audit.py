@@ -16,6 +16,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import Profile, ProfileError
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef
 from runtime.cache_report import record_task_code
 from runtime.outputs import AuditOutputs, EvaluationOutputs
@@ -87,4 +88,5 @@ def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None,
                                  figure)
         record_task_code(run, [stress_task, judge_task, diagnostics_task, guard_task, figure_task]
                          + ([probe_task] if probe else []) + ([selection_task] if selection else []))
+    publish_stage_run(run, project, f"{profile.name}-audit")
     return outputs

@@ -14,6 +14,7 @@ from prefect import flow
 
 from components.settings import TrackingSettings
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.outputs import ComparisonOutputs
 from runtime.project import prepared_project
 from tasks.compare import (
@@ -36,6 +37,7 @@ def compare_flow(items: list[str], baseline: str | None = None, tracking_setting
         held = paper_task(gather_measurements_task(uri, items), paper, project) if paper else None
         if held is not None:
             log_paper_task(run, held)
+    publish_stage_run(run, project, "comparison")
     return ComparisonOutputs(run_id=run.run_id, run_url=tracking.run_url(run), models=list(evaluations.tables),
                              baseline=baseline, table=comparison.path + "/comparison.txt",
                              rows=comparison.path + "/comparison.json",

@@ -19,6 +19,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import Profile
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
 from runtime.outputs import DataOutputs, StepReport
 from runtime.project import Project, prepared, require, was_cached
@@ -64,4 +65,5 @@ def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
         sft_set = states[-1].result()
         tasks = [traces_from_file_task] if data.traces.from_file else [source_task, translate_task, traces_task]
         mark_cache(run, [Path(s.result().path).parent for s in states], all(map(was_cached, states)), tasks)
+    publish_stage_run(run, project, f"{profile.name}-data")
     return DataOutputs(sft_set=sft_set, report=report, run_id=run.run_id)

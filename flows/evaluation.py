@@ -24,6 +24,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
 from runtime.cache_report import mark_cache
 from runtime.generators import release_generators
@@ -105,4 +106,5 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
                    not any(b.generated for b in benchmarks.values()),
                    [load_benchmark_task, build_prompts_task, generate_task, score_task, report_task,
                     *([search_generate_task] if index is not None else [])])
+    publish_stage_run(run, project, f"{profile.name}-evaluation-{model.tag}")
     return EvaluationOutputs(model=model, benchmarks=benchmarks, run_id=run.run_id, pooled=pooled)

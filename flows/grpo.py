@@ -21,6 +21,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
 from runtime.outputs import GRPOOutputs, RLOutputs, SFTOutputs
 from runtime.project import Project, prepared, require, was_cached
@@ -77,5 +78,6 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
         final = final_weights_task(trained, policy.model.model, policy.model.adapter, project)
         mark_cache(run, [trained.run.path], was_cached(state), [grpo_train_task, final_weights_task]
                    + ([audit_rollouts_task] if section.audit.enabled else []))
+    publish_stage_run(run, project, f"{profile.name}-grpo")
     return GRPOOutputs(trained=trained, base=base, weights=final.weights, kind=final.kind, audit=audit,
                        run_id=run.run_id)

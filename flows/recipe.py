@@ -33,6 +33,7 @@ from flows.recipe_plan import RecipePlan, evaluation_models, register_final, rej
 from flows.rejection import rejection_flow
 from flows.sft import sft_flow
 from runtime import tracking
+from runtime.flow_artifacts import publish_recipe_summary, publish_stage_run
 from runtime.outputs import RecipeOutputs
 from runtime.project import prepared
 from tasks.compare import gather_measurements_task, log_comparison_task, log_paper_task, paper_task
@@ -74,6 +75,8 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
         log_stages_task(parent, {"data": data and data.run_id, "sft": sft and sft.run_id,
                                  "grpo": grpo and grpo.run_id, "audit": audit and audit.run_id,
                                  **{f"evaluation-{e.model.tag}": e.run_id for e in evaluations}})
+    publish_stage_run(parent, project, f"{profile.name}-recipe")
+    publish_recipe_summary(parent, project, f"{profile.name}-recipe", comparison, "base", registered)
     return RecipeOutputs(run_id=parent.run_id, run_url=tracking.run_url(parent), evaluations=evaluations,
                          comparison=comparison, audit=audit, registered=registered, data=data, sft=sft, rl=rl,
                          grpo=grpo, paper=paper)

@@ -16,6 +16,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import Profile
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
 from runtime.outputs import DataOutputs, ModelRef, RLOutputs
 from runtime.project import prepared, require, was_cached
@@ -36,6 +37,7 @@ def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent
         rl_set = state.result()
         log_step_task(run, "rejection", rl_set)
         mark_cache(run, [Path(rl_set.path).parent], was_cached(state), [rl_set_task])
+    publish_stage_run(run, project, f"{profile.name}-rejection")
     folder = Path(rl_set.path).parent
     return RLOutputs(rl_set=rl_set, validation=str(folder / "rl_validation.parquet"),
                      rollouts=str(folder / "rollouts.parquet"), run_id=run.run_id)

@@ -13,6 +13,7 @@ from prefect import flow
 from components.config import flatten
 from components.settings import Profile
 from runtime import tracking
+from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
 from runtime.outputs import DataOutputs, SFTOutputs
 from runtime.project import prepared, require, was_cached
@@ -33,4 +34,5 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
         trained = state.result()
         log_sft_task(run, trained)
         mark_cache(run, [trained.run.path], was_cached(state), [sft_task])
+    publish_stage_run(run, project, f"{profile.name}-sft")
     return SFTOutputs(trained=trained, base=base, run_id=run.run_id)

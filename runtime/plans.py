@@ -4,18 +4,17 @@
   a command runs as the ``ProfileError`` every entry point reports the same way
   (the command line's preflight lists the same lines and exits 2; a run started
   from the Prefect UI with edited values fails before any work, naming the keys).
-* ``publish_markdown(key, markdown, description)``: a markdown artifact on the
-  current Prefect flow run (Prefect's ``create_markdown_artifact``), under a key
-  Prefect accepts, so each profile's latest plan is one artifact in the UI. Any
-  stage can publish its own report through it.
+* ``publish_plan(plan)``: the plan as the markdown artifact ``plan-<profile>`` of
+  the current Prefect flow run (``runtime.flow_artifacts``, which publishes every
+  report a flow run shows), so each profile's latest plan is one artifact in the UI.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from components.settings import ProfileError
+from runtime.flow_artifacts import publish_markdown
 
 
 def checked_plan(profile: Any, sections: list[str], source: str = "") -> Any:
@@ -29,25 +28,6 @@ def checked_plan(profile: Any, sections: list[str], source: str = "") -> Any:
         lines = [f"  - {problem}" for problem in problems]
         raise ProfileError(f"{head}{len(problems)} setting(s) cannot do what they say:\n" + "\n".join(lines))
     return plan
-
-
-def artifact_key(text: str) -> str:
-    """A Prefect artifact key from ``text`` (lowercase letters, digits and dashes).
-
-    >>> artifact_key("plan-Qwen3-8B_pcs.grpo")
-    'plan-qwen3-8b-pcs-grpo'
-    """
-    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", text.lower())).strip("-")
-
-
-def publish_markdown(key: str, markdown: str, description: str) -> Any:
-    """A markdown artifact on the current flow run (its id); ``None`` outside a flow run."""
-    from prefect.artifacts import create_markdown_artifact
-    from prefect.context import FlowRunContext
-
-    if FlowRunContext.get() is None:
-        return None
-    return create_markdown_artifact(markdown=markdown, key=artifact_key(key), description=description)
 
 
 def publish_plan(plan: Any) -> Any:

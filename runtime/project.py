@@ -58,6 +58,11 @@ class Project:
         """``.cache/``: the converted embedded model, downloaded registry versions, API responses."""
         return Path(self.root) / ".cache"
 
+    @property
+    def stack_file(self) -> Path:
+        """``.polyreason/stack.json``: the PIDs, URLs and logs of the servers ``polyreason up`` started here."""
+        return Path(self.root) / ".polyreason" / "stack.json"
+
     def directory(self, stage: str, identity: Any) -> Path:
         """The content-addressed directory ``artifacts/<stage>/<fp[:12]>/`` of what ``identity`` describes."""
         return artifact_dir(self.root, stage, fingerprint_of(identity))

@@ -15,8 +15,9 @@ import json
 import pytest
 
 from cli.stack import alive
+from components.run_report import number_text
 from tests.helpers.cockpit import (
-    MlflowREST, polyreason, run_deployment, start_worker, stop, tiny_recipe, write_profiles,
+    MlflowREST, polyreason, run_deployment, run_tree_artifacts, start_worker, stop, tiny_recipe, write_profiles,
 )  # fmt: skip
 
 pytestmark = pytest.mark.slow
@@ -71,6 +72,17 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
     assert {f"evaluation/{tag}/mgsm/fr/accuracy" for tag in ("base", "sft", "grpo")} <= set(parent["metrics"])
     version = mlflow.version("tiny", "candidate")
     assert version["tags"]["polyreason.parent_run_id"] == parent["info"]["run_id"]
+    artifacts = run_tree_artifacts(stack["api"], run.id)  # what the Prefect flow-run pages show
+    table = artifacts["tiny-evaluation-grpo-metrics"][0]
+    accuracy = next(row for row in json.loads(table.data) if row["metric"] == "evaluation/mgsm/accuracy")
+    value = parent["metrics"]["evaluation/grpo/mgsm/fr/accuracy"]
+    assert table.type == "table" and accuracy["fr"].startswith(number_text(value)) and "(n 1)" in accuracy["fr"]
+    link = artifacts["tiny-evaluation-grpo-mlflow-run"][0]
+    assert f"{stack['state']['mlflow_url']}/#/experiments/" in link.data
+    assert {"tiny-data-metrics", "tiny-sft-metrics", "tiny-grpo-metrics", "tiny-recipe-metrics"} <= set(artifacts)
+    summary = artifacts["tiny-recipe-summary"][0].data
+    assert "| benchmark | lang | base | sft | grpo |" in summary and "Δ " in summary
+    assert f"`models:/tiny/{version['version']}`" in summary
 
     bad = run_deployment(stack["api"], "recipe/recipe", {"profile": "tiny", "overrides": ["grpo.learning_rat=1"]})
     assert bad.state.is_failed() and "grpo.learning_rat" in bad.state.message

@@ -85,6 +85,28 @@ def run_deployment(api_url: str, name: str, parameters: dict, timeout: float = 6
         return start(name, parameters=parameters, timeout=timeout)
 
 
+def run_tree_artifacts(api_url: str, flow_run_id) -> dict[str, list]:
+    """The artifacts (by key) of a flow run and of every flow run under it, through the Prefect client."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, FlowRunFilterParentFlowRunId,
+    )  # fmt: skip
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+        ids, frontier = [flow_run_id], [flow_run_id]
+        while frontier:
+            children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=frontier)))
+            frontier = [child.id for child in children]
+            ids += frontier
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=ids)))
+    found: dict[str, list] = {}
+    for artifact in artifacts:
+        found.setdefault(artifact.key, []).append(artifact)
+    return found
+
+
 class MlflowREST:
     """The few MLflow REST endpoints the assertions need (no client library in between)."""
 

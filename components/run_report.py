@@ -1,0 +1,162 @@
+"""What a stage's flow run shows on its Prefect page: its MLflow metrics per language, and the recipe's summary.
+
+Prefect 3 renders a *table artifact* (a list of rows, each a mapping of column to
+value) as a table on the flow run's Artifacts tab, and a *markdown artifact* as
+rendered markdown. This module builds both from what a run already holds, so
+the numbers on the Prefect page are exactly the MLflow run's:
+
+* ``language_table(metrics)``: one row per metric of an MLflow run (its latest
+  values), one column per language (the key segment that is an ISO 639-1 code
+  lingua detects, or a cell of several languages: ``overall`` and the groups of
+  ``components.metrics.aggregate``), and a ``value`` column for metrics logged
+  without a language (a loss, a count). A metric's companions are folded into its
+  cell, never shown as rows of their own: ``<m>_stderr`` and ``<m>_n`` (one
+  standard error, the number of problems) and, for a comparison's delta
+  ``<m>_delta``, its paired 95% interval ``_delta_low``/``_delta_high`` and the
+  ``_delta_significant`` mark.
+* ``recipe_summary(...)``: the recipe's markdown: where its MLflow run is, the
+  comparison of its models to the baseline (``components.comparison``'s rows,
+  each value with its standard error and n, each delta with its paired interval),
+  and the registered version.
+
+>>> rows = language_table({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/accuracy_stderr": 0.25,
+...                        "evaluation/mgsm/fr/accuracy_n": 4, "evaluation/mgsm/load_errors": 0})
+>>> rows  # doctest: +NORMALIZE_WHITESPACE
+[{'metric': 'evaluation/mgsm/accuracy', 'value': '', 'fr': '0.5 ±0.25 (n 4)'},
+ {'metric': 'evaluation/mgsm/load_errors', 'value': '0', 'fr': ''}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.comparison import LEGEND, delta_text, value_text
+from components.language import is_supported
+from components.metrics.aggregate import COUNT, STDERR
+
+GROUPS = ("overall", "all", "in_domain", "out_of_domain", "low", "mid", "high")  # cells of several languages
+VALUE = "value"  # the column of metrics logged without a language
+DELTA = "_delta"
+COMPANIONS = (STDERR, COUNT, f"{DELTA}_low", f"{DELTA}_high", f"{DELTA}_significant")
+
+
+def is_language_cell(segment: str) -> bool:
+    """A key segment naming a language (ISO 639-1, as lingua knows it) or a cell of several languages."""
+    return segment in GROUPS or is_supported(segment)
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``(metric row, column)``: the key without its language segment, and that segment (``value`` without one).
+
+    >>> split_key("grpo/audit/math_verify/fnr/ja"), split_key("sft/loss"), split_key("data/traces/rate/overall")
+    (('grpo/audit/math_verify/fnr', 'ja'), ('sft/loss', 'value'), ('data/traces/rate', 'overall'))
+    """
+    parts = key.split("/")
+    for index, segment in enumerate(parts[1:], start=1):  # the first segment is the stage
+        if is_language_cell(segment):
+            return "/".join(parts[:index] + parts[index + 1:]), segment
+    return key, VALUE
+
+
+def companion_of(key: str, metrics: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(metric key, suffix)`` when ``key`` is another metric's standard error, count or interval bound.
+
+    >>> companion_of("a/fr/accuracy_n", {"a/fr/accuracy": 1}), companion_of("a/fr/n_rows", {"a/fr/n": 1})
+    (('a/fr/accuracy', '_n'), None)
+    """
+    for suffix in COMPANIONS:
+        if key.endswith(suffix):
+            owner = key[: -len(suffix)] + (DELTA if suffix.startswith(DELTA) else "")
+            if owner != key and owner in metrics:
+                return owner, suffix
+    return None
+
+
+def number_text(value: float) -> str:
+    """A metric value as a person reads it: whole numbers without decimals, four significant digits otherwise.
+
+    >>> number_text(4.0), number_text(0.123456), number_text(2e-05)
+    ('4', '0.1235', '2e-05')
+    """
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:.4g}"
+
+
+def cell_text(value: float, parts: Mapping[str, float]) -> str:
+    """A value with what came with it: ``±stderr (n N)``, or a delta's ``[low, high]`` and ``*``.
+
+    >>> cell_text(0.25, {"_delta_low": -0.1, "_delta_high": 0.5, "_delta_significant": 0.0})
+    '0.25 [-0.1, 0.5]'
+    """
+    text = number_text(value)
+    if STDERR in parts:
+        text += f" ±{number_text(parts[STDERR])}"
+    if f"{DELTA}_low" in parts and f"{DELTA}_high" in parts:
+        text += f" [{number_text(parts[f'{DELTA}_low'])}, {number_text(parts[f'{DELTA}_high'])}]"
+    if parts.get(f"{DELTA}_significant"):
+        text += "*"
+    if COUNT in parts:
+        text += f" (n {number_text(parts[COUNT])})"
+    return text
+
+
+def language_table(metrics: Mapping[str, float]) -> list[dict[str, str]]:
+    """The rows of a run's metrics table (see the module docstring), every row with every column."""
+    parts: dict[str, dict[str, float]] = {}
+    for key, value in metrics.items():
+        found = companion_of(key, metrics)
+        if found is not None:
+            parts.setdefault(found[0], {})[found[1]] = value
+    cells: dict[str, dict[str, str]] = {}
+    for key in sorted(metrics):
+        if companion_of(key, metrics) is None:
+            row, column = split_key(key)
+            cells.setdefault(row, {})[column] = cell_text(metrics[key], parts.get(key, {}))
+    found_columns = {column for row in cells.values() for column in row}
+    languages = sorted(c for c in found_columns if c not in GROUPS and c != VALUE)
+    columns = [VALUE, *languages, *(g for g in GROUPS if g in found_columns)]
+    return [{"metric": row, **{column: cells[row].get(column, "") for column in columns}} for row in sorted(cells)]
+
+
+def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
+    """The comparison's rows as markdown: one table per metric, a line per (benchmark, language), a column per
+    model (``components.comparison``'s texts: value ±1 standard error (n), delta with its paired interval)."""
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    names = list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
+    out = [LEGEND.format(baseline=baseline)]
+    for name in names:
+        cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows if r.get(name) is not None))
+        if not cells:  # a metric of another kind of benchmark
+            continue
+        out += ["", f"**{name}**", "", "| benchmark | lang | " + " | ".join(models) + " |",
+                "|---|---|" + "---|" * len(models)]
+        for bench, lang in cells:
+            found = {r["model"]: r for r in rows if (r["benchmark"], r["lang"]) == (bench, lang)}
+            texts = [" ".join(filter(None, (value_text(found[m], name), delta_text(found[m], name))))
+                     if m in found else "-" for m in models]
+            out.append(f"| {bench} | {lang} | " + " | ".join(texts) + " |")
+    return "\n".join(out)
+
+
+def registered_text(registered: Mapping[str, Any] | None) -> str:
+    """One line on the registered version (``RegisteredModel``'s fields), or that nothing was registered.
+
+    >>> registered_text({"uri": "models:/demo/3", "alias": "candidate", "reused": True, "merged": None})
+    '`models:/demo/3` (alias `candidate`; an existing version with the same weights)'
+    """
+    if not registered:
+        return "nothing registered (the profile has no registry section, or the recipe stopped before it)"
+    notes = [f"alias `{registered['alias']}`"]
+    if registered.get("reused"):
+        notes.append("an existing version with the same weights")
+    if registered.get("merged"):
+        notes.append(f"merged copy `{registered['merged']['uri']}`")
+    return f"`{registered['uri']}` ({'; '.join(notes)})"
+
+
+def recipe_summary(profile: str, run_link: str, rows: Sequence[Mapping[str, Any]] | None, baseline: str,
+                   registered: Mapping[str, Any] | None) -> str:
+    """The recipe's markdown summary: its MLflow run, the comparison to ``baseline`` and the registered version."""
+    comparison = comparison_markdown(rows, baseline) if rows else "no models were evaluated"
+    return "\n".join([f"# Recipe {profile}", "", f"MLflow run: {run_link}", "", f"## Compared to {baseline}", "",
+                      comparison, "", "## Registered", "", registered_text(registered), ""])

@@ -1,0 +1,97 @@
+"""What a stage's Prefect flow run shows: its MLflow metrics per language, the recipe's summary (hand-written values)."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.run_report import language_table, recipe_summary, registered_text, split_key
+from runtime.flow_artifacts import artifact_key, mlflow_ui_url, publish_link, publish_stage_run, publish_table
+from runtime.project import Project
+from runtime.tracking import RunRef
+
+
+def test_an_evaluation_run_becomes_one_row_per_metric_with_a_column_per_language():
+    metrics = {
+        "evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/accuracy_stderr": 0.25, "evaluation/mgsm/fr/accuracy_n": 4,
+        "evaluation/mgsm/ja/accuracy": 0.0, "evaluation/mgsm/ja/accuracy_stderr": 0.0, "evaluation/mgsm/ja/accuracy_n": 4,
+        "evaluation/mgsm/overall/accuracy": 0.25, "evaluation/mgsm/overall/accuracy_stderr": 0.1,
+        "evaluation/mgsm/overall/accuracy_n": 8, "evaluation/mgsm/fr/n_rows": 4, "evaluation/mgsm/load_errors": 0,
+    }
+    assert language_table(metrics) == [
+        {"metric": "evaluation/mgsm/accuracy", "value": "", "fr": "0.5 ±0.25 (n 4)", "ja": "0 ±0 (n 4)",
+         "overall": "0.25 ±0.1 (n 8)"},
+        {"metric": "evaluation/mgsm/load_errors", "value": "0", "fr": "", "ja": "", "overall": ""},
+        {"metric": "evaluation/mgsm/n_rows", "value": "", "fr": "4", "ja": "", "overall": ""},
+    ]
+
+
+def test_a_recipe_run_folds_each_delta_interval_and_mark_into_its_cell():
+    metrics = {"evaluation/sft/mgsm/fr/accuracy_delta": 0.25, "evaluation/sft/mgsm/fr/accuracy_delta_low": 0.125,
+               "evaluation/sft/mgsm/fr/accuracy_delta_high": 0.5, "evaluation/sft/mgsm/fr/accuracy_delta_significant": 1.0,
+               "evaluation/sft/mgsm/fr/n_shared": 8}
+    assert language_table(metrics) == [
+        {"metric": "evaluation/sft/mgsm/accuracy_delta", "value": "", "fr": "0.25 [0.125, 0.5]*"},
+        {"metric": "evaluation/sft/mgsm/n_shared", "value": "", "fr": "8"},
+    ]
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("data/traces/rate/th", ("data/traces/rate", "th")),
+    ("grpo/kl", ("grpo/kl", "value")),  # two letters, but no language lingua detects
+    ("evaluation/mgsm/in_domain/lcpr", ("evaluation/mgsm/lcpr", "in_domain")),
+    ("fr/loss", ("fr/loss", "value")),  # the first segment is the stage, never a language
+])
+def test_the_language_segment_is_found_wherever_the_key_puts_it(key, expected):
+    assert split_key(key) == expected
+
+
+def test_training_metrics_without_a_language_fill_the_value_column():
+    assert language_table({"sft/loss": 1.25, "sft/learning_rate": 2e-05}) == [
+        {"metric": "sft/learning_rate", "value": "2e-05"}, {"metric": "sft/loss", "value": "1.25"}]
+
+
+ROWS = [
+    {"benchmark": "mgsm", "lang": "fr", "model": "base", "accuracy": 0.25, "accuracy_stderr": 0.125, "accuracy_n": 8,
+     "lcpr": None, "lcpr_stderr": None, "lcpr_n": None},
+    {"benchmark": "mgsm", "lang": "fr", "model": "grpo", "accuracy": 0.5, "accuracy_stderr": 0.25, "accuracy_n": 8,
+     "lcpr": None, "lcpr_stderr": None, "lcpr_n": None, "accuracy_delta": 0.25, "accuracy_delta_low": 0.0,
+     "accuracy_delta_high": 0.5, "accuracy_delta_significant": False, "n_shared": 8},
+]
+
+
+def test_the_recipe_summary_shows_each_model_with_its_error_and_each_delta_with_its_paired_interval():
+    text = recipe_summary("demo-recipe", "[abc](http://mlflow/#/experiments/1/runs/abc)", ROWS, "base",
+                          {"uri": "models:/demo/2", "alias": "candidate", "reused": False, "merged": None})
+    assert "MLflow run: [abc](http://mlflow/#/experiments/1/runs/abc)" in text
+    assert "| benchmark | lang | base | grpo |" in text
+    assert "| mgsm | fr | 0.250 ±0.125 (n 8) | 0.500 ±0.250 (n 8) Δ +0.250 [+0.000, +0.500] (8 shared) |" in text
+    assert "**lcpr**" not in text  # measured by no model: no table
+    assert text.endswith("## Registered\n\n`models:/demo/2` (alias `candidate`)\n")
+
+
+def test_a_recipe_without_evaluations_or_registry_says_so():
+    text = recipe_summary("demo-recipe", "sqlite:///x (run abc)", [], "base", None)
+    assert "no models were evaluated" in text and registered_text(None) in text
+
+
+def test_publishers_do_nothing_outside_a_flow_run(tmp_path):
+    run = RunRef("sqlite:///nowhere.db", "abc", "1")
+    assert publish_table("t", [{"a": "1"}], "d") is None and publish_link("l", "http://x", "x", "d") is None
+    assert publish_stage_run(run, Project(str(tmp_path)), "demo-sft") is None  # nor reads MLflow
+
+
+def test_the_link_goes_to_the_ui_of_the_server_polyreason_up_recorded_for_the_project_store(tmp_path):
+    project = Project(str(tmp_path))
+    local = RunRef(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}", "abc", "7")
+    assert mlflow_ui_url(local, project).startswith(f"{local.tracking_uri} (run abc;")
+    project.stack_file.parent.mkdir()
+    project.stack_file.write_text('{"mlflow_url": "http://127.0.0.1:5001", "prefect_url": "x", "pids": {}, "logs": {}}')
+    assert mlflow_ui_url(local, project) == "http://127.0.0.1:5001/#/experiments/7/runs/abc"
+    elsewhere = RunRef("sqlite:////elsewhere/mlflow.db", "abc", "7")  # a store the stack does not serve
+    assert mlflow_ui_url(elsewhere, project).startswith("sqlite:////elsewhere/mlflow.db (run abc;")
+    served = RunRef("http://tracking:5000/", "abc", "7")
+    assert mlflow_ui_url(served, project) == "http://tracking:5000/#/experiments/7/runs/abc"
+
+
+def test_artifact_keys_are_what_prefect_accepts():
+    assert artifact_key("cpu-demo_evaluation-GRPO") == "cpu-demo-evaluation-grpo"
