@@ -70,6 +70,49 @@ def _deploy(entrypoint: str, name: str, pool: str, env: dict[str, str], **option
     return f"{loaded.name}/{name} ({deployment_id})"
 
 
+def profile_keys(command: str, profiles: list[Profile]) -> dict[str, dict[str, str]]:
+    """Profile name -> every key of the sections ``command`` runs -> its current value (profiles it cannot run left out)."""
+    from components.run_form import section_keys
+    from components.settings import ProfileError
+    from flows.commands import sections_for
+
+    keys = {}
+    for profile in profiles:
+        try:
+            keys[profile.name] = section_keys(profile, sections_for(command, profile))
+        except ProfileError:  # the profile lacks the section this command needs
+            continue
+    return keys
+
+
+def deploy_command(command: str, profiles: list[Profile], pool: str, env: dict[str, str]) -> str:
+    """The Run form's deployment of ``polyreason <command>``, described with the keys the profiles have."""
+    from components.run_form import deployment_description, overrides_help
+    from flows.commands import COMMANDS
+    from flows.entry import default_profile
+
+    keys = profile_keys(command, profiles)
+    default = default_profile(tuple(sorted(keys)) or ("none",))
+    done = _deploy(f"flows/entry.py:{command}", command, pool, env,
+                   description=deployment_description(command, COMMANDS[command][1], keys))
+    describe_overrides(done, overrides_help(default, keys.get(default, {})))
+    return done
+
+
+def describe_overrides(deployed: str, text: str) -> None:
+    """Set the ``overrides`` parameter's description in a deployment's parameter schema (what the Run form shows)."""
+    from uuid import UUID
+
+    from prefect import get_client
+    from prefect.client.schemas.actions import DeploymentUpdate
+
+    deployment_id = UUID(deployed.rsplit("(", 1)[1].rstrip(")"))
+    with get_client(sync_client=True) as client:
+        schema = client.read_deployment(deployment_id).parameter_openapi_schema
+        schema["properties"]["overrides"]["description"] = text
+        client.update_deployment(deployment_id, DeploymentUpdate(parameter_openapi_schema=schema))
+
+
 def profiles_in(folder: Path) -> list[Profile]:
     return [load_profile(path) for path in sorted(folder.glob("*.yaml"))]
 
@@ -83,8 +126,7 @@ def deploy(project_dir: str | Path, pool: str = "polyreason", profiles_dir: str 
     profiles = profiles_in(folder)
     placed = {(stage, where) for p in profiles for stage, where in p.placement.items()}
     ensure_pools({pool} | {where for _, where in placed})
-    done = [_deploy(f"flows/entry.py:{command}", command, pool, env, description=f"polyreason {command}")
-            for command in COMMAND_ENTRIES]
+    done = [deploy_command(command, profiles, pool, env) for command in COMMAND_ENTRIES]
     done += [_deploy("flows/nightly.py:nightly_evaluation", p.name, pool, env, cron=p.nightly.cron,
                      parameters={"profile": p.name}, description=f"nightly re-evaluation of {p.name}'s models")
              for p in profiles if p.nightly is not None]

@@ -42,7 +42,12 @@ def profile_names() -> tuple[str, ...]:
 
 
 ProfileName = Literal[profile_names()]  # the drop-down of the Run form (an inline enum), read when the module loads
-DEFAULT_PROFILE = "cpu-demo" if "cpu-demo" in profile_names() else profile_names()[0]
+def default_profile(names: tuple[str, ...]) -> str:
+    """The profile the Run form starts on: the demo's when the folder has it."""
+    return "cpu-demo" if "cpu-demo" in names else names[0]
+
+
+DEFAULT_PROFILE = default_profile(profile_names())
 
 
 def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile | None) -> Profile:
