@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from components.settings import Profile, ProfileError, cache_view
 
-__all__ = ["apply_override", "fingerprint", "flatten", "format_validation_error", "load_profile",
+__all__ = ["apply_override", "apply_overrides", "fingerprint", "flatten", "format_validation_error", "load_profile",
            "load_profile_dict", "parse_override"]
 
 
@@ -84,12 +84,55 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_profile_dict(data: dict, overrides: list[str] | None = None, source: str = "<dict>") -> Profile:
-    """Validate a profile mapping after applying dotted overrides."""
-    data = json.loads(json.dumps(data))  # deep copy, plain types only
-    for text in overrides or []:
+_MISSING = object()
+
+
+def value_at(data: Any, path: list[str]) -> Any:
+    """The value at a dotted path of nested dicts/lists, or a sentinel when there is none."""
+    node = data
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
+    """Apply ``key=value`` overrides to ``data`` in place; returns those that changed a value (the last of each key).
+
+    >>> data = {"grpo": {"beta": 0.0}}
+    >>> apply_overrides(data, ["grpo.beta=0.0", "grpo.learning_rate=1e-5", "grpo.learning_rate=5e-5"])
+    ['grpo.learning_rate=5e-5']
+    """
+    changed: dict[str, str] = {}
+    for text in overrides:
         path, value = parse_override(text)
+        before = value_at(data, path)
         apply_override(data, path, value, text)
+        key = ".".join(path)
+        changed.pop(key, None)
+        if before is _MISSING or before != value:
+            changed[key] = f"{key}={text.split('=', 1)[1].strip()}"
+    return list(changed.values())
+
+
+def label_runs(data: dict, changed: list[str]) -> None:
+    """Name the runs after the overrides that changed the profile (``tracking.run_label``), unless one set the label
+    or only ``tracking`` changed (where results go says nothing about the run)."""
+    telling = [text for text in changed if not text.startswith("tracking.")]
+    if not telling or any(text.startswith("tracking.run_label=") for text in changed):
+        return
+    if isinstance(data.setdefault("tracking", {}), dict):  # anything else is left for validation to refuse
+        data["tracking"]["run_label"] = " ".join(telling)
+
+
+def load_profile_dict(data: dict, overrides: list[str] | None = None, source: str = "<dict>") -> Profile:
+    """Validate a profile mapping after applying dotted overrides (its runs are labelled with those that changed it)."""
+    data = json.loads(json.dumps(data))  # deep copy, plain types only
+    label_runs(data, apply_overrides(data, overrides or []))
     try:
         return Profile.model_validate(data)
     except ValidationError as error:

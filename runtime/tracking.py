@@ -11,6 +11,16 @@ A run without a parent (a recipe's, or a stage run alone) carries the code's
 provenance: the git commit, whether the working tree had uncommitted changes,
 and the versions of the libraries the stages declare (``runtime.provenance``).
 
+The experiment is a model-training experiment: its ``mlflow.experimentKind`` tag is
+``custom_model_development`` (set when it is created, and on an existing one that
+lacks it). MLflow 3.17's UI takes the view from its GenAI / Model training switch
+(the ``workflowType`` query parameter, else the browser's last choice, GenAI by
+default), so the links printed here carry ``?workflowType=machine_learning`` and open
+on the runs table. Run names tell runs apart: the profile and stage, the overrides
+that changed the profile (``tracking.run_label``) and the run id's first 8
+characters; the Prefect flow run that opened a run is on its tags
+(``prefect.flow_run.id``/``name``/``url``, from ``prefect.runtime.flow_run``).
+
 Nothing is left RUNNING: ``stage_run`` closes its run FINISHED, FAILED, or
 KILLED when an interrupt (Ctrl-C, SIGTERM) unwinds it; this process's open runs
 are listed (``open_runs``) so an interrupted CLI can close any the unwinding
@@ -36,6 +46,9 @@ from runtime.process import owner_token
 from runtime.provenance import provenance_tags
 
 FORBIDDEN_METRIC_CHARS = "@&"
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")  # MLflow UI: a model-training experiment
+UI_VIEW = "workflowType=machine_learning"  # MLflow 3.17's UI: open the model-training view
+MAX_LABEL = 100
 OWNER_TAG = "polyreason.owner"
 _OPEN: dict[str, "RunRef"] = {}  # run id -> run, for runs this process has open
 KILLED: list[str] = []  # ids of the runs this process closed as KILLED
@@ -91,15 +104,17 @@ def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str
 
     mlflow_client = client(uri)
     found = mlflow_client.get_experiment_by_name(name)
-    if found is not None:
-        return found.experiment_id
-    try:
-        return mlflow_client.create_experiment(name, artifact_location=artifact_location)
-    except MlflowException:
-        found = mlflow_client.get_experiment_by_name(name)
-        if found is None:
-            raise
-        return found.experiment_id
+    if found is None:
+        try:
+            return mlflow_client.create_experiment(name, artifact_location=artifact_location,
+                                                   tags=dict([EXPERIMENT_KIND]))
+        except MlflowException:
+            found = mlflow_client.get_experiment_by_name(name)
+            if found is None:
+                raise
+    if EXPERIMENT_KIND[0] not in found.tags:  # made before experiments were tagged, or by another tool
+        mlflow_client.set_experiment_tag(found.experiment_id, *EXPERIMENT_KIND)
+    return found.experiment_id
 
 
 def is_secret_key(key: str) -> bool:
@@ -134,12 +149,38 @@ def open_run(
     tags = {**(tags or {}), OWNER_TAG: owner_token()}
     if parent is not None:
         tags["mlflow.parentRunId"] = parent.run_id
-    run = client(uri).create_run(experiment_id, run_name=run_name, tags=tags)
+    mlflow_client = client(uri)
+    run = mlflow_client.create_run(experiment_id, run_name=run_name, tags=tags)
     ref = RunRef(uri, run.info.run_id, experiment_id)
+    mlflow_client.update_run(ref.run_id, name=run_title(run_name, settings.run_label, ref.run_id))
     _OPEN[ref.run_id] = ref
     if params:
         log_params(ref, params)
     return ref
+
+
+def run_title(name: str, label: str | None, run_id: str) -> str:
+    """A run's name: what it is, what changed, and a short id.
+
+    >>> run_title("demo-grpo", "grpo.learning_rate=5e-5", "1a2b3c4d5e6f")
+    'demo-grpo · grpo.learning_rate=5e-5 · 1a2b3c4d'
+    >>> run_title("demo-recipe", None, "1a2b3c4d5e6f")
+    'demo-recipe · 1a2b3c4d'
+    """
+    if label and len(label) > MAX_LABEL:
+        label = label[: MAX_LABEL - 1] + "…"
+    return " · ".join(part for part in (name, label, run_id[:8]) if part)
+
+
+def flow_run_tags() -> dict[str, str]:
+    """The Prefect flow run this code runs in (``prefect.runtime.flow_run``): id, name and UI page; empty outside one."""
+    from prefect.runtime import flow_run
+
+    if not flow_run.id:
+        return {}
+    tags = {"prefect.flow_run.id": str(flow_run.id), "prefect.flow_run.name": str(flow_run.name or "")}
+    url = flow_run.ui_url
+    return {**tags, "prefect.flow_run.url": url} if url else tags
 
 
 def log_params(ref: RunRef, params: Mapping[str, Any]) -> None:
@@ -262,8 +303,8 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
     """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises."""
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
     provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
-    run = open_run(settings, project_dir, run_name, params=params,
-                   tags={"polyreason.stage": stage, **where, **provenance, **(tags or {})}, parent=parent)
+    run = open_run(settings, project_dir, run_name, params=params, parent=parent,
+                   tags={"polyreason.stage": stage, **where, **provenance, **flow_run_tags(), **(tags or {})})
     try:
         yield run
     except BaseException as error:
@@ -282,5 +323,5 @@ def deployment_name() -> str | None:
 def run_url(ref: RunRef) -> str:
     """Where a person opens the run: the tracking server's page, or the local store and the run id."""
     if ref.tracking_uri.startswith(("http://", "https://")):
-        return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}"
+        return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}?{UI_VIEW}"
     return f"{ref.tracking_uri} (run {ref.run_id}; open with: mlflow ui --backend-store-uri {ref.tracking_uri})"

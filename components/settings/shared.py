@@ -27,17 +27,24 @@ SERVER_ONLY = ("server_python",)
 
 
 class TrackingSettings(StrictSettings):
-    """Where MLflow writes. ``None`` means ``sqlite:///<project>/mlruns/mlflow.db``."""
+    """Where MLflow writes. ``None`` means ``sqlite:///<project>/mlruns/mlflow.db``.
+
+    ``run_label``: what tells this run apart in its MLflow run names (``cpu-demo-grpo ·
+    grpo.learning_rate=5e-5 · 1a2b3c4d``); a profile loaded with overrides gets the overrides
+    that change it (``components.config``), unless an override sets the label itself.
+    """
 
     OPERATIONAL = {
         "tracking_uri": "where results are logged, not what is computed",
         "artifact_root": "where artifacts are uploaded, not what is computed",
         "experiment": "the MLflow experiment that groups the runs, not what is computed",
+        "run_label": "how the runs are named, not what is computed",
     }
 
     tracking_uri: str | None = None
     artifact_root: str | None = None
     experiment: str = "polyreason"
+    run_label: str | None = None
 
 
 class ModelSettings(StrictSettings):

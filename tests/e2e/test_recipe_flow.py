@@ -110,7 +110,12 @@ def prefect_artifact(api_url: str, key: str) -> str:
 
 
 def by_name(runs: list[dict]) -> dict[str, dict]:
-    return {run["info"]["run_name"].removeprefix("tiny-recipe-"): run for run in runs}
+    """Child runs by stage (an evaluation by its model too): ``data``, ``sft``, ``evaluation-base`` …"""
+    def key(run: dict) -> str:
+        stage = run["tags"]["polyreason.stage"]
+        return f"{stage}-{run['tags']['polyreason.model_tag']}" if stage == "evaluation" else stage
+
+    return {key(run): run for run in runs}
 
 
 def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change(
@@ -126,6 +131,13 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert set(children) == {"data", "sft", "rejection", "grpo", "evaluation-base", "evaluation-sft",
                              "evaluation-grpo"}
     assert {c["tags"]["polyreason.cache"] for c in children.values()} == {"miss"}
+    assert parent["info"]["run_name"] == f"tiny-recipe-recipe · {first['run_id'][:8]}"  # no override: nothing to add
+    assert children["evaluation-sft"]["info"]["run_name"].startswith("tiny-recipe-evaluation-sft · ")
+    for run in (parent, *children.values()):  # the Prefect flow run that logged it, for the way back
+        assert run["tags"]["prefect.flow_run.id"] and run["tags"]["prefect.flow_run.name"], run["info"]["run_name"]
+    assert len({c["tags"]["prefect.flow_run.id"] for c in children.values()}) == len(children)  # a flow run each
+    experiment = mlflow.call("experiments/get", experiment_id=parent["info"]["experiment_id"])["experiment"]
+    assert {"key": "mlflow.experimentKind", "value": "custom_model_development"} in experiment["tags"]
     assert parent["tags"]["polyreason.profile_digest"] and parent["tags"]["mlflow.source.git.commit"]
     assert parent["tags"]["polyreason.git.dirty"] in ("true", "false")  # the code's provenance on the parent run
     assert parent["tags"]["polyreason.library.trl"] and parent["tags"]["polyreason.library.math-verify"]
@@ -160,6 +172,9 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
                                "execution.runner=threads", "execution.workers=2")  # the evaluations fan out
     parent2 = mlflow.run(second["run_id"])
     children2 = by_name(mlflow.children(parent2))
+    label = "grpo.learning_rate=2.0e-5 execution.runner=threads execution.workers=2"  # what this run changed
+    assert parent2["info"]["run_name"] == f"tiny-recipe-recipe · {label} · {second['run_id'][:8]}"
+    assert children2["grpo"]["info"]["run_name"].startswith(f"tiny-recipe-grpo · {label} · ")
     assert parent2["metrics"]["evaluation/fanout/tasks"] == 1  # only the new GRPO model had anything to generate
     assert "evaluation/fanout.json" in mlflow.artifacts(second["run_id"], "evaluation")
     for stage in ("data", "sft", "rejection", "evaluation-base", "evaluation-sft"):

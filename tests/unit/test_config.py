@@ -32,6 +32,23 @@ def test_dotted_overrides_change_nested_fields():
     assert profile.evaluation.benchmarks[0].limit == 3
 
 
+@pytest.mark.parametrize("overrides, label", [
+    ([], None),
+    (["evaluation.sampling.temperature=0.6"], "evaluation.sampling.temperature=0.6"),
+    (["evaluation.sampling.n=1"], "evaluation.sampling.n=1"),  # the profile leaves n out: it differs from the file
+    (["evaluation.benchmarks.0.limit=3", "evaluation.benchmarks.0.limit=5"], "evaluation.benchmarks.0.limit=5"),
+    (["evaluation.benchmarks.0.name=mgsm"], None),  # the profile's own value: nothing differs
+    (["tracking.experiment=other"], None),  # where results go does not tell runs apart
+    (["evaluation.sampling.seed=2", "tracking.run_label=mine"], "mine"),  # a label set by hand wins
+])
+def test_runs_are_labelled_with_the_overrides_that_change_the_profile(overrides, label):
+    data = {"name": "x", "evaluation": {"benchmarks": [{"name": "mgsm", "languages": ["en"]}]}}
+    profile = load_profile_dict(data, overrides)
+    assert profile.tracking.run_label == label
+    unlabelled = profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": None})})
+    assert fingerprint(profile) == fingerprint(unlabelled)  # how runs are named is in no cache key
+
+
 def test_unknown_registry_names_are_refused():
     data = {"name": "x", "evaluation": {"model": {"backend": "nope"}, "scoring": {"verifier": "vibes"},
                                         "benchmarks": [{"name": "gsm-imaginary"}]}}

@@ -1,0 +1,43 @@
+"""What a person sees in the MLflow UI, against a real SQLite store: a model-training experiment (also one created
+before experiments were tagged), run names that tell runs apart, links that open the model-training view."""
+
+from __future__ import annotations
+
+from components.config import load_profile_dict
+from components.settings import TrackingSettings
+from runtime import tracking
+
+KIND = "mlflow.experimentKind"
+
+
+def test_experiments_are_model_training_experiments_new_or_old(tmp_path):
+    settings = TrackingSettings(experiment="new")
+    run = tracking.open_run(settings, tmp_path, "demo-recipe")
+    client = tracking.client(run.tracking_uri)
+    assert client.get_experiment(run.experiment_id).tags[KIND] == "custom_model_development"
+
+    old = client.create_experiment("old")  # made by an earlier version: no kind
+    chosen = client.create_experiment("chosen", tags={KIND: "finetuning"})  # a kind set by a person stays
+    tracking.open_run(settings.model_copy(update={"experiment": "old"}), tmp_path, "demo-recipe")
+    tracking.open_run(settings.model_copy(update={"experiment": "chosen"}), tmp_path, "demo-recipe")
+    assert client.get_experiment(old).tags[KIND] == "custom_model_development"
+    assert client.get_experiment(chosen).tags[KIND] == "finetuning"
+
+
+def test_run_names_say_the_stage_what_changed_and_a_short_id(tmp_path):
+    data = {"name": "demo", "tracking": {"experiment": "names"},
+            "evaluation": {"benchmarks": [{"name": "mgsm", "languages": ["en"]}]}}
+    plain = load_profile_dict(data)
+    changed = load_profile_dict(data, ["evaluation.sampling.seed=3"])
+    with tracking.stage_run(plain.tracking, tmp_path, "demo-grpo", stage="grpo") as first:
+        with tracking.stage_run(changed.tracking, tmp_path, "demo-grpo", stage="grpo", parent=first) as second:
+            pass
+    client = tracking.client(first.tracking_uri)
+    names = [client.get_run(run.run_id).info.run_name for run in (first, second)]
+    assert names == [f"demo-grpo · {first.run_id[:8]}", f"demo-grpo · evaluation.sampling.seed=3 · {second.run_id[:8]}"]
+    assert tracking.flow_run_tags() == {}  # outside a Prefect flow run there is none to name
+
+
+def test_a_run_link_opens_the_model_training_view():
+    ref = tracking.RunRef("http://127.0.0.1:5000", "abc", "3")
+    assert tracking.run_url(ref) == "http://127.0.0.1:5000/#/experiments/3/runs/abc?workflowType=machine_learning"
