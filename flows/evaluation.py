@@ -32,8 +32,8 @@ from runtime.outputs import BenchmarkOutput, EvaluationOutputs, ModelRef, Prepar
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef
 from tasks.evaluation import (
-    build_prompts_task, generate_task, load_benchmark_task, log_benchmark_task, pool_generations_task, report_task,
-    score_task,
+    build_prompts_task, evaluated_model_task, generate_task, load_benchmark_task, log_benchmark_dataset_task,
+    log_benchmark_task, pool_generations_task, report_task, score_task,
 )  # fmt: skip
 from tasks.lcrl import corpus_fingerprint, retrieval_index_task, search_generate_task
 from tasks.models import resolve_model_task
@@ -67,8 +67,9 @@ def generate_benchmark(bench: PreparedBenchmark, section: EvaluationSettings, mo
 
 
 def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: EvaluationSettings, model: ModelRef,
-                       project: Project, index: ArtifactRef | None = None) -> BenchmarkOutput:
-    """One prepared benchmark through generate, score, report and log.
+                       project: Project, index: ArtifactRef | None = None, model_id: str | None = None) -> BenchmarkOutput:
+    """One prepared benchmark through generate, score, report and log (its metrics name ``model_id``, the logged
+    model measured, and the benchmark's dataset, an input of the run).
 
     ``generated``/``scored``: whether those ran or came from the cache. A benchmark pooled with
     others (``pool_generations_task``) finds its samples in its journal: its generate task then
@@ -79,15 +80,18 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
     scoring = score_task(generations, section.scoring, project, return_state=True)
     scores = scoring.result()
     report = report_task(bench.name, generations, scores, project)
-    log_benchmark_task(run, bench.name, report, scores, bench.errors)
+    settings = next(b for b in section.benchmarks if b.name == bench.name)
+    dataset = log_benchmark_dataset_task(run, settings, bench.items)
+    log_benchmark_task(run, bench.name, report, scores, bench.errors, model_id, dataset)
     return BenchmarkOutput(generations=generations, scores=scores, report=report, generated=not was_cached(state),
                            scored=not was_cached(scoring), load_errors=len(bench.errors))
 
 
 @flow(name="polyreason-evaluation", persist_result=True)
 def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None,
-                    run_tags: dict[str, str] | None = None) -> EvaluationOutputs:
-    """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run)."""
+                    run_tags: dict[str, str] | None = None, logged_model: str | None = None) -> EvaluationOutputs:
+    """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run;
+    ``logged_model``: the MLflow logged model of those weights, when a stage logged one)."""
     profile, project = prepared(profile)
     section = require(profile, "evaluation")
     uri = tracking.tracking_uri(profile.tracking, project)
@@ -96,15 +100,17 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
             **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
                             params=flatten(section, "evaluation."), tags=tags, parent=parent) as run:
+        model_id = evaluated_model_task(run, model, logged_model)
         prepared_benchmarks = [prepare_benchmark(b, section, model) for b in section.benchmarks]
         index = search_index(section, project)
         pooled = pool_generations_task([b for b in prepared_benchmarks if b.name not in section.qa_benchmarks()],
                                        model, project)
-        benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project, index) for b in prepared_benchmarks}
+        benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project, index, model_id)
+                      for b in prepared_benchmarks}
         release_generators()  # the benchmarks shared one load; the next model needs the memory
         mark_cache(run, [Path(b.generations.path).parent for b in benchmarks.values()],
                    not any(b.generated for b in benchmarks.values()),
                    [load_benchmark_task, build_prompts_task, generate_task, score_task, report_task,
                     *([search_generate_task] if index is not None else [])])
     publish_stage_run(run, project, f"{profile.name}-evaluation-{model.tag}")
-    return EvaluationOutputs(model=model, benchmarks=benchmarks, run_id=run.run_id, pooled=pooled)
+    return EvaluationOutputs(model=model, benchmarks=benchmarks, run_id=run.run_id, pooled=pooled, model_id=model_id)

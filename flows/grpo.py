@@ -27,7 +27,8 @@ from runtime.outputs import GRPOOutputs, RLOutputs, SFTOutputs
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef
 from tasks.grpo import (
-    audit_rollouts_task, final_weights_task, grpo_inputs_task, grpo_train_task, log_grpo_task, reward_audit_task,
+    audit_rollouts_task, final_weights_task, grpo_inputs_task, grpo_train_task, log_grpo_model_task, log_grpo_task,
+    reward_audit_task,
 )  # fmt: skip
 from tasks.lcrl import corpus_fingerprint, qa_dataset_task, retrieval_index_task
 from tasks.models import resolve_model_task
@@ -74,10 +75,11 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
             audit = reward_audit_task(run, inputs, audit_rollouts_task(inputs, project))
         state = grpo_train_task(inputs, project, return_state=True)
         trained = state.result()
-        log_grpo_task(run, trained)
+        adapter_model = log_grpo_task(run, trained, section.dataset, profile.name)
         final = final_weights_task(trained, policy.model.model, policy.model.adapter, project)
+        model_id = log_grpo_model_task(run, final, trained, adapter_model, base.model.model, profile.name)
         mark_cache(run, [trained.run.path], was_cached(state), [grpo_train_task, final_weights_task]
                    + ([audit_rollouts_task] if section.audit.enabled else []))
     publish_stage_run(run, project, f"{profile.name}-grpo")
     return GRPOOutputs(trained=trained, base=base, weights=final.weights, kind=final.kind, audit=audit,
-                       run_id=run.run_id)
+                       run_id=run.run_id, model_id=model_id)

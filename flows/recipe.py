@@ -58,7 +58,9 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
         models = evaluation_models(plan, sft, grpo, project) if plan.runs("evaluation") else []
         fanout = run_stage("evaluation", evaluation_fanout_flow, profile, models=models) \
             if plan.fans_out and models else []
-        evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent) for model in models]
+        logged = {"sft": sft.model_id if sft else None, "grpo": grpo.model_id if grpo else None}  # their weights in MLflow
+        evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent,
+                                 logged_model=logged.get(model.tag)) for model in models]
         comparison = comparison_task(evaluations, "base", project) if evaluations else None
         if comparison is not None:
             log_comparison_task(parent, comparison)

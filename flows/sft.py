@@ -1,4 +1,4 @@
-"""The LoRA SFT flow: the SFT set -> trainer process -> MLflow (loss curve, checkpoints, adapter).
+"""The LoRA SFT flow: the SFT set -> trainer process -> MLflow (loss curve; checkpoints and adapter as logged models).
 
 AdaMame §3.2 as a recipe: the trainer runs as its own ``accelerate launch``
 process and resumes from its last complete checkpoint when a previous run was
@@ -32,7 +32,7 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
                             params=flatten(sft, "sft."), parent=parent) as run:
         state = sft_task(sft, base, data.sft_set, project, return_state=True)
         trained = state.result()
-        log_sft_task(run, trained)
+        model_id = log_sft_task(run, trained, data.sft_set, profile.name)
         mark_cache(run, [trained.run.path], was_cached(state), [sft_task])
     publish_stage_run(run, project, f"{profile.name}-sft")
-    return SFTOutputs(trained=trained, base=base, run_id=run.run_id)
+    return SFTOutputs(trained=trained, base=base, run_id=run.run_id, model_id=model_id)

@@ -66,6 +66,7 @@ class SFTOutputs(Output):
     trained: TrainedRun
     base: ModelRef
     run_id: str | None = None
+    model_id: str | None = None  # the adapter's MLflow logged model
 
     @property
     def adapter(self) -> str:
@@ -113,6 +114,7 @@ class GRPOOutputs(Output):
     kind: str
     audit: RewardAudit | None = None
     run_id: str | None = None
+    model_id: str | None = None  # the final weights' MLflow logged model
 
 
 class LoadedBenchmark(Output):
@@ -213,6 +215,7 @@ class EvaluationOutputs(Output):
     benchmarks: dict[str, BenchmarkOutput]
     run_id: str | None = None
     pooled: list[PooledGeneration] = []  # benchmarks generated together
+    model_id: str | None = None  # the MLflow logged model the metrics measure
 
 
 class AuditOutputs(Output):

@@ -202,13 +202,19 @@ def check_metric_name(name: str) -> str:
     return name
 
 
-def log_metrics(ref: RunRef, metrics: Mapping[str, float | None], step: int | None = None) -> int:
-    """Log finite numeric metrics in batches; ``None``/NaN values are skipped. Returns the count logged."""
+def log_metrics(ref: RunRef, metrics: Mapping[str, float | None], step: int | None = None, *,
+                model_id: str | None = None, dataset: Any = None) -> int:
+    """Log finite numeric metrics in batches; ``None``/NaN values are skipped. Returns the count logged.
+
+    ``model_id``: the logged model they measure; ``dataset``: what they were measured on (a logged input's
+    ``name`` and ``digest``), both kept on each metric (MLflow 3).
+    """
     from mlflow.entities import Metric
 
     now = int(time.time() * 1000)
+    on = {"model_id": model_id, "dataset_name": dataset and dataset.name, "dataset_digest": dataset and dataset.digest}
     entities = [
-        Metric(check_metric_name(key), float(value), now, step or 0)
+        Metric(check_metric_name(key), float(value), now, step or 0, **on)
         for key, value in metrics.items()
         if value is not None and not isinstance(value, bool) and math.isfinite(float(value))
     ]

@@ -91,9 +91,9 @@ def trained_run(run: ArtifactRef) -> TrainedRun:
     return TrainedRun(run=run, adapter=run.summary["adapter_dir"], merged=run.summary.get("merged_dir"))
 
 
-def log_training_output(run: RunRef, trained: TrainedRun, stage: str) -> list[dict]:
-    """Per-step curves (``<stage>/...``), result numbers, checkpoints (with their step) and the final adapter;
-    returns the per-step records."""
+def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: str | None = None) -> list[dict]:
+    """Per-step curves (``<stage>/...``), result numbers, the metrics file and the training set (a parquet file) as the
+    run's ``training`` dataset input; returns the per-step records (checkpoints: ``log_checkpoints``)."""
     from components.training.report import metric_series
     from components.training.runner import read_metrics
     from runtime import tracking
@@ -103,13 +103,29 @@ def log_training_output(run: RunRef, trained: TrainedRun, stage: str) -> list[di
     tracking.log_metric_series(run, metric_series(records, stage))
     tracking.log_metrics(run, {f"{stage}/result/{key}": value for key, value in trained.run.summary.items()
                                if isinstance(value, (int, float)) and not isinstance(value, bool)})
-    checkpoints = sorted((out / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    for checkpoint in checkpoints:
-        for name in CHECKPOINT_FILES:
-            if (checkpoint / name).is_file():
-                tracking.log_artifact(run, checkpoint / name, f"{stage}/checkpoints/{checkpoint.name}")
-    tracking.set_tags(run, {f"polyreason.checkpoint.{c.name.split('-')[-1]}": f"{stage}/checkpoints/{c.name}"
-                            for c in checkpoints})
-    tracking.log_artifact(run, out / "adapter", f"{stage}/adapter")
     tracking.log_artifact(run, out / "metrics.jsonl", stage)
+    if dataset is not None and dataset.endswith(".parquet"):
+        import pandas as pd
+
+        tracking.log_dataset_input(run, pd.read_parquet(dataset), f"{stage}/{Path(dataset).stem}", dataset)
     return records
+
+
+def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> str:
+    """Each checkpoint (its adapter, curriculum and reset files) and the final adapter as a logged model of ``run``,
+    with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id."""
+    from runtime import tracking
+    from runtime.logged_models import MODEL_PREFIX, log_model
+
+    out = Path(trained.run.path)
+    checkpoints = sorted((out / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    tags = {}
+    for checkpoint in checkpoints:
+        step = int(checkpoint.name.split("-")[-1])
+        model_id = log_model(run, f"{name}-{stage}-checkpoint-{step}", kind=f"{stage}-checkpoint", step=step,
+                             files=[checkpoint / f for f in CHECKPOINT_FILES if (checkpoint / f).is_file()])
+        tags[f"polyreason.checkpoint.{step}"] = f"{MODEL_PREFIX}{model_id}"
+    tracking.set_tags(run, tags)
+    final_step = trained.run.summary.get("global_step")
+    return log_model(run, f"{name}-{stage}-adapter", kind=f"{stage}-adapter", step=final_step,
+                     directory=out / "adapter")

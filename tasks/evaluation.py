@@ -162,17 +162,53 @@ def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, p
     return project.produce("reports", [benchmark, generations.fingerprint, scores.fingerprint], ".", render)
 
 
+@task(name="evaluated-model", cache_policy=NO_CACHE)
+def evaluated_model_task(run: RunRef, model: ModelRef, logged_model: str | None) -> str:
+    """The logged model an evaluation measures, named as an input of its run: the one handed in (a trained
+    stage's), a registered version's, else a logged model describing the reference (no weights uploaded)."""
+    from runtime.logged_models import log_model, log_model_input, registered_model_id
+
+    model_id = logged_model or (registered_model_id(run.tracking_uri, model.registered) if model.registered else None)
+    if model_id is None:
+        settings = model.model
+        model_id = log_model(run, f"{model.tag}-{Path(settings.model).name}", kind=f"{model.tag}-reference",
+                             output=False, params={"model": settings.model, "adapter": settings.adapter,
+                                                   "backend": settings.backend, "fingerprint": model.fingerprint},
+                             tags={"polyreason.model_tag": model.tag, "polyreason.weights": "not uploaded"})
+    log_model_input(run, model_id)
+    return model_id
+
+
+def benchmark_source(benchmark: BenchmarkSettings) -> str:
+    """Where a benchmark's rows come from: its local directory, else its Hugging Face hub page."""
+    from components.data.loaders_hub import HUB_SOURCES
+
+    if benchmark.data_dir is not None and not benchmark.hub_languages:
+        return str(benchmark.data_dir)
+    repo = HUB_SOURCES[benchmark.name].repo if benchmark.name in HUB_SOURCES else benchmark.name
+    return f"https://huggingface.co/datasets/{repo}"
+
+
+@task(name="log-benchmark-dataset", cache_policy=NO_CACHE)
+def log_benchmark_dataset_task(run: RunRef, benchmark: BenchmarkSettings, items: list[dict]):
+    """The benchmark's evaluated rows as an MLflow dataset input of the run (context ``evaluation``)."""
+    from runtime.logged_models import log_dataset
+
+    return log_dataset(run, items, benchmark.name, benchmark_source(benchmark), context="evaluation")
+
+
 @task(name="log-benchmark", cache_policy=NO_CACHE)
 def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores: ArtifactRef,
-                       load_errors: list[str]) -> int:
+                       load_errors: list[str], model_id: str | None = None, dataset=None) -> int:
     """Upload one rendered benchmark report (metrics, generations, table, plot) to the flow's MLflow run; the
-    number of metrics logged."""
+    number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset."""
     from components.reporting import FIGURE_FILE, generations_file, read_report
 
     rendered = read_report(benchmark, report.path)
     score_errors = scores.summary.get("errors", 0)
     count = tracking.log_metrics(run, {**rendered.metrics, f"evaluation/{benchmark}/load_errors": len(load_errors),
-                                       f"evaluation/{benchmark}/score_errors": score_errors})
+                                       f"evaluation/{benchmark}/score_errors": score_errors},
+                                 model_id=model_id, dataset=dataset)
     out_dir = Path(report.path)
     tracking.log_artifact(run, out_dir / generations_file(benchmark), f"evaluation/{benchmark}")
     tracking.log_artifact(run, out_dir / FIGURE_FILE, f"evaluation/{benchmark}")

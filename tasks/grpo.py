@@ -25,7 +25,7 @@ from runtime.caching import CACHED, cache_policy
 from runtime.outputs import FinalWeights, ModelRef, RewardAudit, TrainedRun
 from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
-from runtime.training import log_training_output, run_trainer, train_once, training_dir
+from runtime.training import log_checkpoints, log_training_output, run_trainer, train_once, training_dir
 
 
 @dataclass(frozen=True)
@@ -130,19 +130,38 @@ def grpo_train_task(inputs: GRPOInputs, project: Project) -> TrainedRun:
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)
-def log_grpo_task(run: RunRef, trained: TrainedRun) -> int:
-    """Per-step curves (``grpo/...``), result numbers, checkpoints, the adapter and the curriculum plot; the
-    number of steps logged."""
+def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str) -> str:
+    """Per-step curves (``grpo/...``), result numbers, the RL set as the training input and the curriculum plot;
+    every checkpoint and the trainer's adapter as logged models (named after ``name``, the profile). Returns the
+    adapter's logged model id."""
     import tempfile
 
     from components.training.report import plot_curriculum
 
-    records = log_training_output(run, trained, "grpo")
+    records = log_training_output(run, trained, "grpo", dataset)
     with tempfile.TemporaryDirectory() as scratch:  # a file of the run, not of the published training directory
         plot = plot_curriculum(records, Path(scratch) / "curriculum.png")
         if plot is not None:
             tracking.log_artifact(run, plot, "grpo")
-    return len(records)
+    return log_checkpoints(run, trained, "grpo", name)
+
+
+@task(name="grpo-log-model", cache_policy=NO_CACHE)
+def log_grpo_model_task(run: RunRef, final: FinalWeights, trained: TrainedRun, adapter_model: str, base: str,
+                        name: str) -> str:
+    """The GRPO model as evaluated and registered (relative to the original base) as a logged model: the trainer's
+    adapter's when it is that model, else the combined adapter's files; a merged model is described, not uploaded
+    (its full weights). Returns its id."""
+    from runtime.logged_models import log_model
+
+    if final.weights == trained.adapter:
+        return adapter_model
+    step = trained.run.summary.get("global_step")
+    merged = final.kind == "merged"
+    return log_model(run, f"{name}-grpo-model", kind="grpo-model", step=step,
+                     directory=None if merged else Path(final.weights),
+                     params={"base": base, "weights": final.kind, "path": final.weights},
+                     tags={"polyreason.weights": "not uploaded" if merged else "uploaded"})
 
 
 @task(name="grpo-final-weights", cache_policy=cache_policy("adapters"), **CACHED)

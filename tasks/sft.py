@@ -12,7 +12,7 @@ from runtime.caching import CACHED, cache_policy
 from runtime.outputs import ModelRef, TrainedRun
 from runtime.project import Project
 from runtime.tracking import RunRef
-from runtime.training import log_training_output, train_once, training_dir
+from runtime.training import log_checkpoints, log_training_output, train_once, training_dir
 
 
 @task(name="sft-train", cache_policy=cache_policy("training"), **CACHED)
@@ -23,7 +23,8 @@ def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project: Proj
 
 
 @task(name="sft-log", cache_policy=NO_CACHE)
-def log_sft_task(run: RunRef, trained: TrainedRun) -> int:
-    """Loss/learning rate per step, the result numbers, checkpoints and the adapter, to the stage's run; the
-    number of steps logged."""
-    return len(log_training_output(run, trained, "sft"))
+def log_sft_task(run: RunRef, trained: TrainedRun, train: ArtifactRef, name: str) -> str:
+    """Loss/learning rate per step and the result numbers to the stage's run, the SFT set as its training input,
+    its checkpoints and adapter as logged models (named after ``name``, the profile); the adapter's logged model id."""
+    log_training_output(run, trained, "sft", train.path)
+    return log_checkpoints(run, trained, "sft", name)

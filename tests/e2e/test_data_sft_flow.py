@@ -226,10 +226,12 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     sft_run = children["sft"].info.run_id
     losses = client.get_metric_history(sft_run, "sft/train/loss")
     assert sorted(m.step for m in losses) == list(range(1, SFT_STEPS + 1))
-    assert "sft/adapter/adapter_model.safetensors" in {a.path for a in client.list_artifacts(sft_run, "sft/adapter")}
-    checkpoints = {a.path for a in client.list_artifacts(sft_run, "sft/checkpoints")}
-    assert f"sft/checkpoints/checkpoint-{SFT_STEPS}" in checkpoints  # every checkpoint, tagged with its step
-    assert children["sft"].data.tags[f"polyreason.checkpoint.{SFT_STEPS}"] == f"sft/checkpoints/checkpoint-{SFT_STEPS}"
+    adapter = client.get_logged_model(summary["sft"]["model_id"])  # the adapter: a logged model of the SFT run
+    assert adapter.source_run_id == sft_run and adapter.params["step"] == str(SFT_STEPS)
+    assert "adapter_model.safetensors" in {a.path for a in client.list_logged_model_artifacts(adapter.model_id)}
+    checkpoint = children["sft"].data.tags[f"polyreason.checkpoint.{SFT_STEPS}"]  # every checkpoint, with its step
+    assert client.get_logged_model(checkpoint.removeprefix("models:/")).params["step"] == str(SFT_STEPS)
+    assert [d.dataset.name for d in children["sft"].inputs.dataset_inputs] == ["sft/sft"]  # what it trained on
 
     before = snapshot(project / "artifacts", project / ".cache")
     again, cached_seconds = polyreason("sft", profile, project)

@@ -97,6 +97,18 @@ class MlflowREST:
     def artifacts(self, run_id: str, path: str) -> list[str]:
         return [f["path"] for f in self.call("artifacts/list", run_id=run_id, path=path).get("files", [])]
 
+    def logged_model(self, model_id: str) -> dict:
+        """A logged model (MLflow 3): its info, its params as a dict, its metrics as logged."""
+        model = self.call(f"logged-models/{model_id}")["model"]
+        data = model.setdefault("data", {})
+        model["params"] = {p["key"]: p["value"] for p in data.get("params", [])}
+        data.setdefault("metrics", [])
+        return model
+
+    def model_artifacts(self, model_id: str) -> list[str]:
+        listed = self.call(f"logged-models/{model_id}/artifacts/directories")
+        return [f["path"] for f in listed.get("files", [])]
+
 
 def prefect_artifact(api_url: str, key: str) -> str:
     """The latest markdown of the Prefect artifact ``key`` (Prefect's REST API)."""
@@ -107,6 +119,26 @@ def prefect_artifact(api_url: str, key: str) -> str:
         found = json.loads(response.read())
     assert found, f"no Prefect artifact {key!r}"
     return found[0]["data"]
+
+
+def measured_models(mlflow: MlflowREST, children: dict[str, dict], trained: dict[str, dict]) -> None:
+    """Each evaluation's metrics carry the logged model they measure (the trained stage's, or one describing the
+    base) and the benchmark's dataset, which is an input of the evaluation run with its digest (MLflow 3)."""
+    for tag in ("base", "sft", "grpo"):
+        run = children[f"evaluation-{tag}"]
+        (model_id,) = [m["model_id"] for m in run["inputs"]["model_inputs"]]
+        model = mlflow.logged_model(model_id)
+        if tag in trained:  # the weights the stage logged as its output
+            assert model_id in {o["model_id"] for o in trained[tag]["outputs"]["model_outputs"]}, tag
+        else:
+            assert model["info"]["model_type"] == "base-reference" and "fingerprint" in model["params"]
+        (dataset,) = [d["dataset"] for d in run["inputs"]["dataset_inputs"] if d["dataset"]["name"] == "mgsm"]
+        assert dataset["digest"] and '"num_rows": 4' in dataset["profile"]  # 2 problems in each of 2 languages
+        measured = {m["key"]: m for m in model["data"]["metrics"]}
+        accuracy = measured["evaluation/mgsm/fr/accuracy"]
+        assert accuracy["model_id"] == model_id and accuracy["run_id"] == run["info"]["run_id"], tag
+        assert (accuracy["dataset_name"], accuracy["dataset_digest"]) == ("mgsm", dataset["digest"]), tag
+        assert accuracy["value"] == run["metrics"]["evaluation/mgsm/fr/accuracy"]
 
 
 def by_name(runs: list[dict]) -> dict[str, dict]:
@@ -156,10 +188,16 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert "## grpo" in prefect_artifact(prefect_server, "plan-tiny-recipe")
     assert {"comparison/languages.json", "profile.yaml"} <= set(mlflow.artifacts(first["run_id"], "")) | {
         p for p in mlflow.artifacts(first["run_id"], "comparison")}
-    for stage in ("sft", "grpo"):
-        checkpoints = mlflow.artifacts(children[stage]["info"]["run_id"], f"{stage}/checkpoints")
-        assert checkpoints and all(p.startswith(f"{stage}/checkpoints/checkpoint-") for p in checkpoints)
-        assert any(key.startswith("polyreason.checkpoint.") for key in children[stage]["tags"])
+    for stage in ("sft", "grpo"):  # every checkpoint a logged model with its step and its adapter's files
+        run = children[stage]
+        checkpoints = {key.rsplit(".", 1)[1]: value.removeprefix("models:/") for key, value in run["tags"].items()
+                       if key.startswith("polyreason.checkpoint.")}
+        assert checkpoints and set(checkpoints.values()) <= {o["model_id"] for o in run["outputs"]["model_outputs"]}
+        for step, model_id in checkpoints.items():
+            model = mlflow.logged_model(model_id)
+            assert model["params"]["step"] == step and model["info"]["source_run_id"] == run["info"]["run_id"]
+            assert "adapter_model.safetensors" in mlflow.model_artifacts(model_id)
+    measured_models(mlflow, children, {"sft": children["sft"], "grpo": children["grpo"]})
 
     version = mlflow.call("registered-models/alias", name="tiny-recipe", alias="candidate")["model_version"]
     tags = {t["key"]: t["value"] for t in version.get("tags", [])}
