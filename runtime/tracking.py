@@ -306,13 +306,20 @@ def interrupted(error: BaseException) -> bool:
 def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str, *, stage: str,
               params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None,
               parent: RunRef | None = None) -> Iterator[RunRef]:
-    """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises."""
+    """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises.
+
+    The runs of stages that train or generate log the machine's system metrics meanwhile (``runtime.system_metrics``).
+    """
+    from runtime.system_metrics import MONITORED_STAGES, system_metrics
+
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
     provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
     run = open_run(settings, project_dir, run_name, params=params, parent=parent,
                    tags={"polyreason.stage": stage, **where, **provenance, **flow_run_tags(), **(tags or {})})
+    interval = settings.system_metrics_interval_s if stage in MONITORED_STAGES else 0
     try:
-        yield run
+        with system_metrics(run, interval):
+            yield run
     except BaseException as error:
         finish_run(run, "KILLED" if interrupted(error) else "FAILED")
         raise

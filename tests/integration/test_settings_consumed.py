@@ -171,10 +171,11 @@ def ctx(tmp_path_factory, tiny_model_dir, shared_data):
 
 
 def consume_tracking(c):
-    from runtime.tracking import open_run
+    from runtime.tracking import stage_run
 
-    open_run(TrackingSettings(tracking_uri=f"sqlite:///{c.root / 'mlflow.db'}", artifact_root=(c.root / "a").as_uri()),
-             c.root, "consumed")
+    with stage_run(TrackingSettings(tracking_uri=f"sqlite:///{c.root / 'mlflow.db'}",
+                                    artifact_root=(c.root / "a").as_uri()), c.root, "consumed", stage="sft"):
+        pass
 
 
 def consume_model_and_sampling(c):

@@ -41,3 +41,21 @@ def test_run_names_say_the_stage_what_changed_and_a_short_id(tmp_path):
 def test_a_run_link_opens_the_model_training_view():
     ref = tracking.RunRef("http://127.0.0.1:5000", "abc", "3")
     assert tracking.run_url(ref) == "http://127.0.0.1:5000/#/experiments/3/runs/abc?workflowType=machine_learning"
+
+
+def test_training_and_generation_runs_log_system_metrics_at_the_set_interval(tmp_path):
+    import time
+
+    settings = TrackingSettings(experiment="system", system_metrics_interval_s=0.5)
+    with tracking.stage_run(settings, tmp_path, "demo-recipe", stage="recipe") as recipe:
+        with tracking.stage_run(settings, tmp_path, "demo-sft", stage="sft", parent=recipe) as sft:
+            time.sleep(1.8)
+        off = settings.model_copy(update={"system_metrics_interval_s": 0})
+        with tracking.stage_run(off, tmp_path, "demo-evaluation", stage="evaluation", parent=recipe) as quiet:
+            time.sleep(1.0)
+    client = tracking.client(sft.tracking_uri)
+    measured = client.get_run(sft.run_id).data.metrics
+    assert {"system/cpu_utilization_percentage", "system/system_memory_usage_megabytes"} <= set(measured)
+    assert len(client.get_metric_history(sft.run_id, "system/cpu_utilization_percentage")) >= 2  # every 0.5 s
+    assert not [k for k in client.get_run(recipe.run_id).data.metrics if k.startswith("system/")]  # no work of its own
+    assert not [k for k in client.get_run(quiet.run_id).data.metrics if k.startswith("system/")]  # turned off

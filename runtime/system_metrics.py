@@ -1,0 +1,34 @@
+"""MLflow system metrics on the runs of stages that train or generate: CPU, memory, disk, network, GPU.
+
+MLflow's ``SystemMetricsMonitor`` samples the machine on a thread (psutil for CPU, memory,
+disk and network; NVML through ``pynvml``, which the GPU install brings, for each GPU's
+utilization and memory) and logs ``system/...`` metrics to one run by its id, so a slow
+step can be read beside the loss. It samples the whole machine, so the trainer's own
+process (``accelerate launch``) is measured from the flow's process. The interval is an
+operational setting (``tracking.system_metrics_interval_s``; 0 turns it off).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from runtime.tracking import RunRef
+
+MONITORED_STAGES = ("data", "sft", "rejection", "grpo", "evaluation")  # they train or generate
+
+
+@contextmanager
+def system_metrics(run: RunRef, interval_s: float) -> Iterator[None]:
+    """Log the machine's system metrics to ``run`` every ``interval_s`` seconds while the block runs."""
+    if not interval_s:
+        yield
+        return
+    from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
+
+    monitor = SystemMetricsMonitor(run.run_id, sampling_interval=interval_s, tracking_uri=run.tracking_uri)
+    monitor.start()
+    try:
+        yield
+    finally:
+        monitor.finish()  # the last samples are flushed before the run is closed
