@@ -119,24 +119,42 @@ def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
     return list(changed.values())
 
 
-def label_runs(data: dict, changed: list[str]) -> None:
-    """Name the runs after the overrides that changed the profile (``tracking.run_label``), unless one set the label
-    or only ``tracking`` changed (where results go says nothing about the run)."""
+def labelled(profile: Profile, original: dict, changed: list[str]) -> Profile:
+    """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``).
+
+    An override changed the profile when its key's validated value differs from the profile's without
+    overrides (a default counts as the profile's value); when that profile does not validate on its own,
+    every override that changed the mapping counts. A label set by an override stays, and ``tracking``
+    keys say where results go, nothing about the run.
+    """
+    if any(text.startswith("tracking.run_label=") for text in changed):
+        return profile
     telling = [text for text in changed if not text.startswith("tracking.")]
-    if not telling or any(text.startswith("tracking.run_label=") for text in changed):
-        return
-    if isinstance(data.setdefault("tracking", {}), dict):  # anything else is left for validation to refuse
-        data["tracking"]["run_label"] = " ".join(telling)
+    if telling:
+        try:
+            before, after = Profile.model_validate(original).model_dump(mode="json"), profile.model_dump(mode="json")
+            telling = [t for t in telling if value_at(before, path_of(t)) != value_at(after, path_of(t))]
+        except ValidationError:
+            pass
+    if not telling:
+        return profile
+    return profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": " ".join(telling)})})
+
+
+def path_of(override: str) -> list[str]:
+    return [part for part in override.split("=", 1)[0].split(".") if part]
 
 
 def load_profile_dict(data: dict, overrides: list[str] | None = None, source: str = "<dict>") -> Profile:
     """Validate a profile mapping after applying dotted overrides (its runs are labelled with those that changed it)."""
     data = json.loads(json.dumps(data))  # deep copy, plain types only
-    label_runs(data, apply_overrides(data, overrides or []))
+    original = json.loads(json.dumps(data))
+    changed = apply_overrides(data, overrides or [])
     try:
-        return Profile.model_validate(data)
+        profile = Profile.model_validate(data)
     except ValidationError as error:
         raise ProfileError(format_validation_error(source, error)) from None
+    return labelled(profile, original, changed)
 
 
 def read_profile_file(path: str | Path) -> dict:

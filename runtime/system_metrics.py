@@ -11,9 +11,10 @@ operational setting (``tracking.system_metrics_interval_s``; 0 turns it off).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from runtime.tracking import RunRef
+if TYPE_CHECKING:  # tracking opens the runs this module monitors
+    from runtime.tracking import RunRef
 
 MONITORED_STAGES = ("data", "sft", "rejection", "grpo", "evaluation")  # they train or generate
 

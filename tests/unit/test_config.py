@@ -35,7 +35,8 @@ def test_dotted_overrides_change_nested_fields():
 @pytest.mark.parametrize("overrides, label", [
     ([], None),
     (["evaluation.sampling.temperature=0.6"], "evaluation.sampling.temperature=0.6"),
-    (["evaluation.sampling.n=1"], "evaluation.sampling.n=1"),  # the profile leaves n out: it differs from the file
+    (["evaluation.sampling.n=4"], "evaluation.sampling.n=4"),  # a key the profile leaves to its default
+    (["evaluation.sampling.n=1"], None),  # the default: nothing changes
     (["evaluation.benchmarks.0.limit=3", "evaluation.benchmarks.0.limit=5"], "evaluation.benchmarks.0.limit=5"),
     (["evaluation.benchmarks.0.name=mgsm"], None),  # the profile's own value: nothing differs
     (["tracking.experiment=other"], None),  # where results go does not tell runs apart

@@ -86,11 +86,12 @@ def test_the_link_goes_to_the_ui_of_the_server_polyreason_up_recorded_for_the_pr
     assert mlflow_ui_url(local, project).startswith(f"{local.tracking_uri} (run abc;")
     project.stack_file.parent.mkdir()
     project.stack_file.write_text('{"mlflow_url": "http://127.0.0.1:5001", "prefect_url": "x", "pids": {}, "logs": {}}')
-    assert mlflow_ui_url(local, project) == "http://127.0.0.1:5001/#/experiments/7/runs/abc"
+    view = "?workflowType=machine_learning"  # MLflow's model-training view
+    assert mlflow_ui_url(local, project) == f"http://127.0.0.1:5001/#/experiments/7/runs/abc{view}"
     elsewhere = RunRef("sqlite:////elsewhere/mlflow.db", "abc", "7")  # a store the stack does not serve
     assert mlflow_ui_url(elsewhere, project).startswith("sqlite:////elsewhere/mlflow.db (run abc;")
     served = RunRef("http://tracking:5000/", "abc", "7")
-    assert mlflow_ui_url(served, project) == "http://tracking:5000/#/experiments/7/runs/abc"
+    assert mlflow_ui_url(served, project) == f"http://tracking:5000/#/experiments/7/runs/abc{view}"
 
 
 def test_artifact_keys_are_what_prefect_accepts():
