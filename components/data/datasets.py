@@ -171,7 +171,7 @@ def build_traces_from_file(settings: "TraceSettings", languages: list[str], out_
     from components.metrics.lcpr import load_english_words
     from components.verification import get_verifier
 
-    rows, problems = read_teacher_file(settings.from_file, languages)
+    rows, problems = read_teacher_file(settings.from_file, languages, settings.exemplar_trace_language)
     texts = [row.pop("completion") for row in rows]
     for row, user in zip(rows, user_prompts(rows, settings.prompt)):
         row["prompt"] = user

@@ -12,7 +12,10 @@ Two formats:
   localized "Question:" label is dropped from the question, the step-by-step
   answer (without its label) goes inside ``<think>…</think>``, and the response
   states the gold in ``\\boxed{}`` — the format the trace filter and the rewards
-  expect. Ids are ``mgsm-exemplar-<n>``, shared across languages.
+  expect. Ids are ``mgsm-exemplar-<n>``, shared across languages. With
+  ``trace_language`` every question gets the trace of the same exemplar in that
+  language (the exemplars are translations of one another, so the steps and the
+  gold still fit the question).
 
 >>> trace_from_exemplar("Réponse étape par étape : 5 + 6 = 11. La réponse est 11.", "11")
 '<think>\\n5 + 6 = 11. La réponse est 11.\\n</think>\\n\\n\\\\boxed{11}'
@@ -43,16 +46,22 @@ def trace_from_exemplar(answer: str, gold: str) -> str:
     return f"<think>\n{strip_label(answer)}\n</think>\n\n\\boxed{{{gold}}}"
 
 
-def read_exemplars(path: Path, languages: list[str]) -> list[dict[str, Any]]:
-    """Traces from MGSM's ``exemplars.json`` for ``languages`` (languages it lacks are skipped)."""
+def read_exemplars(path: Path, languages: list[str], trace_language: str | None = None) -> list[dict[str, Any]]:
+    """Traces from MGSM's ``exemplars.json`` for ``languages`` (languages it lacks are skipped); with
+    ``trace_language``, each trace is that language's version of the exemplar (``ValueError`` if absent)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     golds = [str(answer) for answer in data["number_answers"]]
+    if trace_language is not None and trace_language not in data["exemplars"]:
+        raise ValueError(f"{path}: field 'exemplars': no exemplars in trace language {trace_language!r} "
+                         f"(has: {', '.join(sorted(data['exemplars']))})")
+    answers = data["exemplars"].get(trace_language, {})
     rows = []
     for lang in languages:
         for key, exemplar in sorted(data["exemplars"].get(lang, {}).items(), key=lambda kv: int(kv[0])):
             gold = golds[int(key) - 1]
+            answer = answers[key]["a"] if trace_language is not None else exemplar["a"]
             rows.append({"id": f"mgsm-exemplar-{key}", "lang": lang, "question": strip_label(exemplar["q"]),
-                         "gold": gold, "completion": trace_from_exemplar(exemplar["a"], gold)})
+                         "gold": gold, "completion": trace_from_exemplar(answer, gold)})
     return rows
 
 
@@ -75,9 +84,11 @@ def read_trace_rows(path: Path, languages: list[str]) -> tuple[list[dict[str, An
     return rows, problems
 
 
-def read_teacher_file(path: str | Path, languages: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Traces of ``path`` (exemplars JSON or JSONL) in ``languages``, and the problems of skipped rows."""
+def read_teacher_file(path: str | Path, languages: list[str],
+                      trace_language: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Traces of ``path`` (exemplars JSON or JSONL) in ``languages``, and the problems of skipped rows;
+    ``trace_language`` applies to exemplars only."""
     path = Path(path)
     if path.suffix == ".json":
-        return read_exemplars(path, languages), []
+        return read_exemplars(path, languages, trace_language), []
     return read_trace_rows(path, languages)

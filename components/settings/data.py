@@ -119,6 +119,13 @@ class TraceSettings(StrictSettings):
     of rows ``id, lang, question, gold, completion``, or MGSM's ``exemplars.json``
     (its step-by-step answers exist in every MGSM language). Such a stage reads no
     source and translates nothing; the filter still applies.
+    ``exemplar_trace_language``: with ``exemplars.json``, every question (in each
+    of ``languages``) gets the trace of the same exemplar written in this language
+    instead of its own — e.g. ``en``: English reasoning for French, Japanese and
+    Thai questions, the language confusion that English-centric SFT teaches and
+    that the language-aware GRPO rewards set out to undo. ``None``: each
+    question's own language. The language filter would drop those traces, so it
+    must be ``none``.
     ``language_filter``: ``lcpr`` keeps a trace only when both LCPR levels pass
     (AdaMame: entirely in the query language), ``slc`` when its step-level
     language consistency is at least ``min_slc`` (a cold start that keeps
@@ -138,12 +145,20 @@ class TraceSettings(StrictSettings):
     language_filter: Literal["lcpr", "slc", "none"] = "lcpr"
     min_slc: float | None = Field(default=None, ge=0, le=1)
     per_language: int | None = Field(default=None, ge=1)
+    exemplar_trace_language: str | None = None
     seed: int = 0
 
     @model_validator(mode="after")
     def _teacher_or_file(self) -> "TraceSettings":
         if self.from_file and changed_fields(self, ("model", "sampling")):
             raise ValueError("model/sampling: traces read from_file are not generated; remove them")
+        if self.exemplar_trace_language is not None:
+            if not (self.from_file and str(self.from_file).endswith(".json")):
+                raise ValueError("exemplar_trace_language is read only for from_file exemplars (MGSM's exemplars.json)")
+            if self.language_filter != "none":
+                raise ValueError(f"exemplar_trace_language {self.exemplar_trace_language!r} writes traces outside "
+                                 f"the question's language, which language_filter {self.language_filter!r} drops: "
+                                 "set language_filter to none")
         if (self.language_filter == "slc") != (self.min_slc is not None):
             raise ValueError("min_slc is given exactly when language_filter is slc "
                              f"(language_filter={self.language_filter!r}, min_slc={self.min_slc})")

@@ -87,3 +87,30 @@ def test_min_slc_goes_with_the_slc_filter():
     with pytest.raises(ValueError, match="min_slc is given exactly when"):
         TraceSettings(min_slc=0.5)
     assert TraceSettings(language_filter="slc", min_slc=0.1).min_slc == 0.1
+
+
+def test_exemplar_traces_in_one_language_for_every_question(shared_data):
+    from components.data.teacher_file import read_exemplars
+
+    path = shared_data / "mgsm" / "exemplars.json"
+    own = {(r["lang"], r["id"]): r for r in read_exemplars(path, ["en", "fr"])}
+    english = read_exemplars(path, ["en", "fr"], trace_language="en")
+    assert len(english) == len(own) == 16
+    for row in english:
+        mine = own[(row["lang"], row["id"])]
+        assert row["question"] == mine["question"] and row["gold"] == mine["gold"]
+        assert row["completion"] == own[("en", row["id"])]["completion"]  # the English steps, French question
+    assert own[("fr", "mgsm-exemplar-1")]["completion"] != own[("en", "mgsm-exemplar-1")]["completion"]
+    with pytest.raises(ValueError, match="no exemplars in trace language 'xx'"):
+        read_exemplars(path, ["fr"], trace_language="xx")
+
+
+def test_exemplar_trace_language_needs_exemplars_and_no_language_filter():
+    from components.settings import TraceSettings
+
+    with pytest.raises(ValueError, match="read only for from_file exemplars"):
+        TraceSettings(exemplar_trace_language="en", language_filter="none")
+    with pytest.raises(ValueError, match="set language_filter to none"):
+        TraceSettings(from_file="exemplars.json", exemplar_trace_language="en")
+    settings = TraceSettings(from_file="exemplars.json", exemplar_trace_language="en", language_filter="none")
+    assert settings.exemplar_trace_language == "en"
