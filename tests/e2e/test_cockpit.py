@@ -184,6 +184,7 @@ def choose(page, profile: str) -> None:
 def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow_ui(stack, browser_page, shots):
     page, prefect, mlflow_url = browser_page, stack["state"]["prefect_url"], stack["state"]["mlflow_url"]
     page.goto(f"{prefect}/deployments", wait_until="networkidle")
+    page.get_by_placeholder("Search deployments").fill("recipe")  # the list is paged 10 at a time
     page.get_by_role("link", name="recipe", exact=True).first.click()
     page.wait_for_url("**/deployments/deployment/**")
     page.get_by_role("button", name="Run", exact=True).wait_for()
