@@ -75,7 +75,7 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
             audit = reward_audit_task(run, inputs, audit_rollouts_task(inputs, project))
         state = grpo_train_task(inputs, project, return_state=True)
         trained = state.result()
-        adapter_model = log_grpo_task(run, trained, section.dataset, profile.name)
+        adapter_model = log_grpo_task(run, trained, section.dataset, profile.name, section.rollout_table_rows)
         final = final_weights_task(trained, policy.model.model, policy.model.adapter, project)
         model_id = log_grpo_model_task(run, final, trained, adapter_model, base.model.model, profile.name)
         mark_cache(run, [trained.run.path], was_cached(state), [grpo_train_task, final_weights_task]

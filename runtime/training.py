@@ -111,6 +111,35 @@ def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: s
     return records
 
 
+def log_rollout_tables(run: RunRef, trained: TrainedRun, stage: str, rows: int) -> int:
+    """The first ``rows`` rollouts of each logging step as an MLflow table (``<stage>/rollouts/step_NNNNN.json``).
+
+    trl's ``GRPOTrainer`` with ``log_completions`` writes each logging step's rollouts to
+    ``<output_dir>/completions/completions_NNNNN.parquet`` (prompt, completion, each reward function's
+    value, the extra columns rewards give ``log_extra``: language verdicts, τ); they are read from there,
+    never recomputed. Returns the number of tables logged.
+    """
+    import pandas as pd
+
+    from runtime import tracking
+
+    if rows <= 0:
+        return 0
+    tables = sorted((Path(trained.run.path) / "trainer" / "completions").glob("completions_*.parquet"))
+    for path in tables:
+        frame = pd.read_parquet(path).head(rows)
+        frame = frame.apply(lambda column: column.map(cell_text) if column.dtype == object else column)
+        tracking.log_table(run, frame.to_dict("records"), f"{stage}/rollouts/step_{path.stem.split('_')[-1]}.json")
+    return len(tables)
+
+
+def cell_text(value):
+    """A table cell MLflow can write as JSON: a chat (messages read back from parquet) as its text."""
+    if isinstance(value, str) or value is None or not hasattr(value, "__iter__"):
+        return value
+    return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in value)
+
+
 def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> str:
     """Each checkpoint (its adapter, curriculum and reset files) and the final adapter as a logged model of ``run``,
     with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id."""

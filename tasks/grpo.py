@@ -25,7 +25,9 @@ from runtime.caching import CACHED, cache_policy
 from runtime.outputs import FinalWeights, ModelRef, RewardAudit, TrainedRun
 from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
-from runtime.training import log_checkpoints, log_training_output, run_trainer, train_once, training_dir
+from runtime.training import (
+    log_checkpoints, log_rollout_tables, log_training_output, run_trainer, train_once, training_dir,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,10 +132,10 @@ def grpo_train_task(inputs: GRPOInputs, project: Project) -> TrainedRun:
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)
-def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str) -> str:
-    """Per-step curves (``grpo/...``), result numbers, the RL set as the training input and the curriculum plot;
-    every checkpoint and the trainer's adapter as logged models (named after ``name``, the profile). Returns the
-    adapter's logged model id."""
+def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str, rollout_rows: int = 0) -> str:
+    """Per-step curves (``grpo/...``), result numbers, the RL set as the training input, the curriculum plot and
+    the first ``rollout_rows`` rollouts of each logging step as tables; every checkpoint and the trainer's adapter
+    as logged models (named after ``name``, the profile). Returns the adapter's logged model id."""
     import tempfile
 
     from components.training.report import plot_curriculum
@@ -143,6 +145,7 @@ def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str) -> 
         plot = plot_curriculum(records, Path(scratch) / "curriculum.png")
         if plot is not None:
             tracking.log_artifact(run, plot, "grpo")
+    log_rollout_tables(run, trained, "grpo", rollout_rows)
     return log_checkpoints(run, trained, "grpo", name)
 
 

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 LogMetric = Callable[[str, float], None]
+LogExtra = Callable[[str, list], None]
 EXTRACTION_MODES = ("strict", "lenient")
 
 
@@ -68,6 +69,12 @@ def report(log_metric: LogMetric | None, name: str, value: float | None) -> None
     """Send one component to trl's ``log_metric`` (skipped when absent or undefined)."""
     if log_metric is not None and value is not None:
         log_metric(name, float(value))
+
+
+def extra(log_extra: LogExtra | None, column: str, values: Sequence[Any]) -> None:
+    """One value per completion as a column of trl's completions table (``log_extra``; skipped when absent)."""
+    if log_extra is not None:
+        log_extra(column, list(values))
 
 
 def step_and_horizon(trainer_state: Any) -> tuple[int, int]:

@@ -55,7 +55,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
+from components.rewards.accuracy import (
+    AccuracyReward, LogExtra, LogMetric, columns, completion_text, extra, mean, report,
+)  # fmt: skip
 from components.rewards.curriculum import TauCurriculum
 from components.rewards.repetition import has_degenerate_repetition
 
@@ -202,10 +204,14 @@ class PCSReward:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
-                 **_: Any) -> list[float | None]:
+                 log_extra: LogExtra | None = None, **_: Any) -> list[float | None]:
         golds, langs = columns(len(completions), gold, lang)
         found = self.batch_signals([completion_text(c) for c in completions], golds, langs)
         present = [s for s in found if s is not None]
+        extra(log_extra, "slc", [None if s is None else s.slc for s in found])  # the language verdict per rollout
+        if self.curriculum is not None:
+            extra(log_extra, "slc_pass", [None if s is None else s.slc_pass for s in found])
+            extra(log_extra, "tau", [self.curriculum.tau] * len(found))
         report(log_metric, "reward/r_rep", mean([float(s.no_repetition) for s in present]))
         report(log_metric, "reward/r_fmt", mean([float(s.fmt) for s in present]))
         report(log_metric, "reward/r_acc", mean([float(s.correct) for s in present]))

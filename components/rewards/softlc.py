@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
+from components.rewards.accuracy import (
+    AccuracyReward, LogExtra, LogMetric, columns, completion_text, extra, mean, report,
+)  # fmt: skip
 
 Scope = Literal["completion", "trace", "response"]
 
@@ -51,7 +53,7 @@ class SoftLCReward:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], gold: Sequence[Any] | None = None,
                  lang: Sequence[Any] | None = None, log_metric: LogMetric | None = None,
-                 **_: Any) -> list[float | None]:
+                 log_extra: LogExtra | None = None, **_: Any) -> list[float | None]:
         from components.language import batch_detector
         from components.verification import split_think
 
@@ -74,4 +76,6 @@ class SoftLCReward:
         report(log_metric, "reward/accuracy", mean(accs))
         report(log_metric, "reward/language_bonus", mean([None if m is None else self.bonus * m for m in matches]))
         report(log_metric, "language/query_match", mean(matches))
+        extra(log_extra, "detected_language", [found or "" for found in detected])  # the language verdict per rollout
+        extra(log_extra, "query_match", matches)
         return rewards

@@ -139,22 +139,26 @@ class GRPOStageSettings(TrainerSettings):
     ``lang`` (or ``dataset_lang`` for a one-language file). Every key not listed
     here is a field of trl's ``GRPOConfig`` (AdaMame: ``loss_type: dr_grpo`` with
     ``scale_rewards: none`` for the paper's text, ``group`` for its released code).
+    ``rollout_table_rows``: rollouts of each logging step shown as an MLflow table (trl's ``log_completions``
+    writes them with every reward function's value and the rewards' extra columns); 0 turns it off.
     """
 
-    OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL}
+    OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL,
+                   "rollout_table_rows": "how many rollouts each logging step shows in MLflow, not what is trained"}
     TRL_CONFIG = "GRPOConfig"
     TRL_DEFAULTS = {
         "loss_type": "dr_grpo", "scale_rewards": "group", "beta": 0.001, "epsilon": 0.2, "num_iterations": 1,
         "learning_rate": 1e-5, "lr_scheduler_type": "constant", "num_train_epochs": 1.0, "max_steps": -1,
         "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "generation_batch_size": None,
         "vllm_mode": "colocate", "gradient_checkpointing": False, "logging_steps": 1, "save_strategy": "steps",
-        "save_steps": 50, "save_total_limit": None, "disable_tqdm": True, "log_completions": False,
+        "save_steps": 50, "save_total_limit": None, "disable_tqdm": True,
     }  # fmt: skip
     TRL_DERIVED = {
         "num_generations": "sampling.n", "max_completion_length": "sampling.max_new_tokens",
         "temperature": "sampling.temperature", "top_p": "sampling.top_p", "seed": "sampling.seed",
         "reward_weights": "rewards.N.weight", "chat_template_kwargs": "model.thinking", "use_vllm": "model.backend",
         "vllm_gpu_memory_utilization": "model.gpu_memory_utilization", "vllm_max_model_length": "model.max_model_len",
+        "log_completions": "rollout_table_rows",
     }  # fmt: skip
     TRL_REFUSED = {
         **TRL_REFUSED, "eval_strategy": "the trainer gets no evaluation set; set validation (GRPO's validation curves)",
@@ -183,6 +187,7 @@ class GRPOStageSettings(TrainerSettings):
     accelerate_config: AccelerateConfig | None = "cpu"
     cpu_threads: int | None = Field(default=None, ge=1)
     timeout_s: int = Field(default=7 * 24 * 3600, ge=1)
+    rollout_table_rows: int = Field(default=8, ge=0)
 
     @field_validator("model")
     @classmethod
@@ -216,6 +221,7 @@ class GRPOStageSettings(TrainerSettings):
             "reward_weights": [reward.weight for reward in self.rewards],
             "chat_template_kwargs": {"enable_thinking": model.thinking}, "use_vllm": model.backend == "vllm",
             "vllm_gpu_memory_utilization": model.gpu_memory_utilization, "vllm_max_model_length": model.max_model_len,
+            "log_completions": self.rollout_table_rows > 0,
         }  # fmt: skip
 
     def audited_verifiers(self) -> list[str]:

@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -134,6 +135,14 @@ def test_each_reward_trains_through_grpo_trainer_and_logs_curricula(project, pre
         assert "grpo/curriculum.png" in {a.path for a in mlflow_client(project["root"]).list_artifacts(run_id, "grpo")}
         assert late_writes(project["root"]) == []  # one publisher per product, the training directory included
         assert result["curricula"]["pcs"]["tau"] == 0.1
+        client = mlflow_client(project["root"])  # the rollouts of each logging step as an MLflow table
+        assert {a.path for a in client.list_artifacts(run_id, "grpo/rollouts")} == {
+            "grpo/rollouts/step_00001.json", "grpo/rollouts/step_00002.json"}
+        saved = json.loads(Path(client.download_artifacts(run_id, "grpo/rollouts/step_00002.json",
+                                                          tempfile.mkdtemp())).read_text())
+        table = [dict(zip(saved["columns"], row)) for row in saved["data"]]  # MLflow's log_table layout
+        assert {"prompt", "completion", "pcs", "slc", "slc_pass", "tau", "advantage"} <= set(saved["columns"])
+        assert len(table) == 4 and {r["tau"] for r in table} == {0.1} and {r["step"] for r in table} == {2}  # 2 x 2
 
 
 def complete_checkpoints(project: Path) -> list[Path]:

@@ -117,8 +117,9 @@ def test_derived_values_come_from_the_sections_own_keys():
     assert section.trl_derived() == {
         "warmup_steps": 0.25, "num_generations": 4, "max_completion_length": 32, "temperature": 0.7, "top_p": 0.9,
         "seed": 3, "reward_weights": [0.5, 1.0], "chat_template_kwargs": {"enable_thinking": True}, "use_vllm": False,
-        "vllm_gpu_memory_utilization": 0.85, "vllm_max_model_length": None,
+        "vllm_gpu_memory_utilization": 0.85, "vllm_max_model_length": None, "log_completions": True,
     }
+    assert section.model_copy(update={"rollout_table_rows": 0}).trl_derived()["log_completions"] is False  # no table
     assert SFTSettings(warmup_steps=10).trl_derived() == {}  # warmup_steps given: warmup_ratio is not used
 
 
