@@ -11,7 +11,6 @@ work, then runs its flows in a ``cli.session.run_session``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -22,7 +21,9 @@ from cli.base import PolyreasonApp, PolyreasonGroup
 HELP = """polyreason: post-train reasoning models to think in the language of the question, and measure it.
 
 Stage commands take a profile YAML and dotted key=value overrides. Mistakes are reported in one line (exit 2);
-add --debug to any command to see the traceback. Ctrl-C ends a run within seconds and keeps what it finished."""
+add --debug to any command to see the traceback, --verbose to see every library's warnings and log lines.
+Progress goes to stderr; the result to stdout (--json: the machine-readable result alone).
+Ctrl-C ends a run within seconds and keeps what it finished."""
 
 app = PolyreasonApp(cls=PolyreasonGroup, add_completion=False, no_args_is_help=True, help=HELP,
                     pretty_exceptions_enable=False)
@@ -36,14 +37,19 @@ def _configure(project_dir: Path) -> dict[str, Path]:
     return configure(project_dir)
 
 
-def _emit(result: dict, out: Optional[Path]) -> None:
-    text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
-    if out is None:
-        typer.echo(text)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n", encoding="utf-8")
-    typer.echo(f"wrote {out}")
+JSON_OPTION = typer.Option(False, "--json", help="Print the machine-readable result (JSON) and nothing else on stdout.")
+
+
+def _emit(result: dict, out: Optional[Path], text: Optional[str] = None) -> None:
+    """The result on stdout: ``text`` for a person, or the JSON when there is no text (``--json``); ``out`` also
+    gets the JSON."""
+    from cli.terminal import as_json, close_progress
+
+    close_progress()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(as_json(result) + "\n", encoding="utf-8")
+    typer.echo(as_json(result) if text is None else text)
 
 
 def _load(profile: Path, overrides: list[str], project_dir: Path):
@@ -109,7 +115,7 @@ def score(
                                words_path=None if words is None else str(words))
     result = score_file(_input_file(input), settings)
     _report_rows(result, input)
-    _emit(result, out)
+    _emit(result, out, f"wrote {out}" if out else None)
 
 
 @app.command()
@@ -117,14 +123,16 @@ def verify(
     input: Path = typer.Argument(..., help="JSONL rows {id, lang, gold, answer[, expected]}."),
     verifier: str = typer.Option("trusted", help="exact | numeric | math_verify | trusted | hybrid",
                                  callback=_registered("verifier")),
-    out: Optional[Path] = typer.Option(None, help="Write the JSON here instead of stdout."),
+    out: Optional[Path] = typer.Option(None, help="Also write the JSON result here."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
-    """Verify final answers against golds with one verifier."""
+    """Verify final answers against golds with one verifier: accuracy, FNR and FPR per language."""
     from components.scoring import verify_file
+    from cli.terminal import verify_text
 
     result = verify_file(_input_file(input), verifier=verifier)
     _report_rows(result, input)
-    _emit(result, out)
+    _emit(result, out, None if as_json else verify_text(result, verifier))
 
 
 def _stage_command(name: str, runner):
@@ -132,12 +140,14 @@ def _stage_command(name: str, runner):
         profile: Path = typer.Argument(..., help="Profile YAML."),
         overrides: Optional[list[str]] = typer.Argument(None, help="Dotted key=value overrides."),
         project_dir: Path = PROJECT_OPTION,
-        out: Optional[Path] = typer.Option(None, help="Write the summary JSON here."),
+        out: Optional[Path] = typer.Option(None, help="Also write the summary JSON here."),
+        as_json: bool = JSON_OPTION,
     ) -> None:
         from components.settings import ProfileError
         from flows.commands import sections_for
         from cli.session import run_session
         from cli.preflight import Refused, check_profile
+        from cli.prefect_server import configured_api_url
 
         paths = _configure(project_dir)
         settings = _load(profile, overrides or [], project_dir)
@@ -148,13 +158,31 @@ def _stage_command(name: str, runner):
         except ProfileError as error:
             raise Refused([str(error)], source=str(profile)) from None
         check_profile(settings, sections, source=str(profile))
+        lasting = configured_api_url() is not None  # a temporary server's pages are gone when the command ends
         with run_session(settings, paths["prefect_home"]):
             summary = runner(settings)
-        _emit(summary, out)
-        if summary.get("comparison_table"):
-            typer.echo(f"\n{summary['comparison_table']}\n\nparent run: {summary['run_url']}", err=True)
+        _emit(summary, out, None if as_json else _result_text(summary, lasting))
 
     return command
+
+
+def _result_text(summary: dict, lasting_server: bool) -> str:
+    """The recipe's comparison and where its runs are; another command's summary in short lines."""
+    from cli.terminal import recipe_text, summary_text
+
+    flow_run = _flow_run_url(summary.get("flow_run_id")) if lasting_server else None
+    if "comparison_table" in summary or "evaluations" in summary:
+        return recipe_text(summary, flow_run)
+    return summary_text(summary, flow_run)
+
+
+def _flow_run_url(flow_run_id: Optional[str]) -> Optional[str]:
+    """The flow run's page in the Prefect UI (Prefect's own ``url_for``, from its configured UI URL)."""
+    if not flow_run_id:
+        return None
+    from prefect.utilities.urls import url_for
+
+    return url_for("flow-run", obj_id=flow_run_id)
 
 
 def _register_stage_commands() -> None:

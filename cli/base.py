@@ -10,6 +10,9 @@
   failed HTTP request), exit code 1;
 * ``--debug`` anywhere on the command line (or ``POLYREASON_DEBUG=1``) raises
   the error instead, with its traceback;
+* ``--verbose`` anywhere on the command line (or ``POLYREASON_VERBOSE=1``)
+  shows every library's warnings and log lines, which are filtered otherwise
+  (``components.quiet``);
 * Ctrl-C and SIGTERM (Prefect's ``TerminationSignal`` inside a flow) end in one
   line saying what was kept and how to resume, exit 130 or 143
   (``cli.interrupts``);
@@ -33,6 +36,7 @@ from typer.core import TyperGroup
 
 NEEDS_PREFECT_SERVER = {"deploy", "worker"}  # they hand runs to a server that must outlive them
 DEBUG = "--debug"
+VERBOSE = "--verbose"  # every library's warnings and log lines (``components.quiet``), here and in child processes
 
 
 def _debugging(ctx: typer.Context) -> bool:
@@ -51,7 +55,11 @@ class PolyreasonGroup(TyperGroup):
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         end = args.index("--") if "--" in args else len(args)
         ctx.meta["polyreason.debug"] = DEBUG in args[:end]
-        args = [arg for arg in args[:end] if arg != DEBUG] + args[end:]
+        if VERBOSE in args[:end]:  # before any library is imported; child processes inherit it
+            from components.quiet import VERBOSE as VARIABLE
+
+            os.environ[VARIABLE] = "1"
+        args = [arg for arg in args[:end] if arg not in (DEBUG, VERBOSE)] + args[end:]
         ctx.meta["polyreason.command"] = next((arg for arg in args if arg in self.commands), None)
         return super().parse_args(ctx, args)
 

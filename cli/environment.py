@@ -6,12 +6,17 @@ say otherwise; ``import mlflow`` writes telemetry unless
 ``MLFLOW_DISABLE_TELEMETRY=true``. ``configure`` sets project-local defaults
 (values already in the environment win) and must run before those imports; when
 the project's stack runs (``polyreason up``), it points Prefect and MLflow at it.
+It also filters the libraries' warnings and log lines (``components.quiet``,
+unless ``--verbose``) and shows progress lines on stderr (``cli.terminal``).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from cli.terminal import install_progress
+from components.quiet import quiet_environment, quiet_libraries
 
 
 def project_paths(project_dir: str | Path) -> dict[str, Path]:
@@ -38,8 +43,10 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
         "DO_NOT_TRACK": "1",
         "TOKENIZERS_PARALLELISM": "false",
     }
-    for key, value in defaults.items():
+    for key, value in {**defaults, **quiet_environment()}.items():
         os.environ.setdefault(key, value)
+    quiet_libraries()
+    install_progress()
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
     from cli.stack import activate
 

@@ -21,6 +21,7 @@ task runner (``flows.fanout``); the evaluations then publish, score and log them
 from __future__ import annotations
 
 from prefect import flow
+from prefect.runtime import flow_run
 
 from components.config import flatten
 from components.settings import Profile
@@ -79,6 +80,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
                                  **{f"evaluation-{e.model.tag}": e.run_id for e in evaluations}})
     publish_stage_run(parent, project, f"{profile.name}-recipe")
     publish_recipe_summary(parent, project, f"{profile.name}-recipe", comparison, "base", registered)
-    return RecipeOutputs(run_id=parent.run_id, run_url=tracking.run_url(parent), evaluations=evaluations,
+    return RecipeOutputs(run_id=parent.run_id, run_url=tracking.run_url(parent), flow_run_id=flow_run.get_id(),
+                         evaluations=evaluations,
                          comparison=comparison, audit=audit, registered=registered, data=data, sft=sft, rl=rl,
                          grpo=grpo, paper=paper)

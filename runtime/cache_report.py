@@ -22,7 +22,7 @@ from typing import Iterable
 
 from runtime.artifacts import PRODUCED_BY, write_atomic, writing
 from runtime.caching import code_of
-from runtime.tracking import RunRef, log_dict, set_tags
+from runtime.tracking import RunRef, log_dict, note_cache, set_tags
 
 
 def record_task_code(run: RunRef, tasks: Iterable) -> dict[str, str]:
@@ -50,4 +50,5 @@ def mark_cache(run: RunRef, artifact_dirs: Iterable[str | Path], cached: bool, t
                 with writing(directory):
                     write_atomic(directory / PRODUCED_BY, json.dumps({"run_id": run.run_id}))
     set_tags(run, tags)
+    note_cache(run, cached)
     return {**tags, **record_task_code(run, tasks)}

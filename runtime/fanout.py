@@ -105,7 +105,8 @@ def run_unit(unit: GenerationUnit, execution: ExecutionSettings, project: Projec
         with gpu_slot(execution.gpu_slots() if execution.runner == "threads" else []) as gpus:
             env = process_env(gpus, execution)
             done = generate_in_process(JournalWork(model=unit.model.model, cache_dir=str(project.cache_dir),
-                                                   groups=groups), unit.name, env, execution.timeout_s, project)
+                                                   groups=groups, label=unit.name), unit.name, env,
+                                       execution.timeout_s, project)
         for file in (f for g in unit.groups for f in g.files if f.language):
             hand_over(file, unit)
     return UnitResult(name=unit.name, model=unit.model.tag, prompts_generated=done["prompts_generated"],

@@ -272,6 +272,7 @@ class RecipeOutputs(Output):
     run_id: str
     run_url: str
     evaluations: list[EvaluationOutputs]
+    flow_run_id: str | None = None  # the recipe's Prefect flow run
     comparison: ArtifactRef | None = None
     audit: AuditOutputs | None = None
     registered: RegisteredModel | None = None

@@ -15,7 +15,9 @@ configs). Every child goes through ``spawn``:
 
 ``run_stage_process`` gives the trainer the repository on ``PYTHONPATH`` and
 runs it from the repository root; its output is appended to ``log_path`` (a
-re-run after a kill keeps the earlier log). A non-zero exit raises with the
+re-run after a kill keeps the earlier log). While it waits, it relays the
+progress lines the child writes into that log (``components.progress``) every
+second, so a person sees the trainer's steps. A non-zero exit raises with the
 log's tail, so the Prefect task fails with the trainer's own error.
 
 ``owner_token``/``owner_alive`` name a process across restarts (host, PID and
@@ -29,10 +31,15 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from components.progress import MarkedLines
 
 REPO = Path(__file__).resolve().parents[1]
+RELAY_S = 1.0  # how often a waiting task relays its child's progress lines
 _CHILDREN: dict[int, tuple[subprocess.Popen, str]] = {}  # pid -> (process, what it is)
 
 
@@ -89,20 +96,31 @@ def run_stage_process(command: list[str], log_path: Path, timeout_s: int, what: 
                       env: dict[str, str] | None = None) -> None:
     """Run ``command`` to completion (in ``env``, default this process's); raise ``RuntimeError`` naming ``what``
     and the log on failure."""
+    from components.progress import MarkedLines
+
     with log_path.open("a", encoding="utf-8") as log:
+        progress = MarkedLines(log_path)  # the child's progress lines from here on (a re-run appends to the log)
         process = spawn(command, what, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
-        returncode = _wait(process, timeout_s, what)
+        returncode = _wait(process, timeout_s, what, progress)
     if returncode != 0:
         tail = log_path.read_text(encoding="utf-8")[-3000:]
         raise RuntimeError(f"{what} process failed with exit code {returncode}; {log_path} ends:\n{tail}")
 
 
-def _wait(process: subprocess.Popen, timeout_s: int, what: str) -> int:
+def _wait(process: subprocess.Popen, timeout_s: int, what: str, progress: MarkedLines) -> int:
+    """Wait for ``process`` (ended after ``timeout_s``), relaying its progress lines every ``RELAY_S`` seconds."""
+    deadline = time.monotonic() + timeout_s
     try:
-        return process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        end_process_tree(process)
-        raise RuntimeError(f"{what} process ran past its time limit of {timeout_s} s and was ended") from None
+        while True:
+            try:
+                return process.wait(timeout=max(0.0, min(RELAY_S, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    end_process_tree(process)
+                    raise RuntimeError(f"{what} process ran past its time limit of {timeout_s} s and was ended") \
+                        from None
+            finally:
+                progress.relay()
     finally:
         if process.poll() is None:  # interrupted while waiting: the trainer goes with us
             end_process_tree(process)

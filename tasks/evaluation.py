@@ -78,7 +78,8 @@ def generate_task(items: list[dict], prompts: list[str], model: ModelRef, sampli
     def generate(out: Path) -> dict:
         records = [BenchmarkItem.from_dict(item) for item in items]
         generator = generator_for(model, project.cache_dir)
-        return generate_to_jsonl(generator, records, prompts, sampling, out / GENERATIONS, stop).to_dict()
+        return generate_to_jsonl(generator, records, prompts, sampling, out / GENERATIONS, stop,
+                                 label=model.tag).to_dict()
 
     return project.produce("generation", generation_identity(items, prompts, model, sampling, stop), GENERATIONS,
                            generate, progress=lambda out: journal_progress(out / GENERATIONS, len(prompts) * sampling.n))
@@ -122,7 +123,8 @@ def pool_generations_task(benchmarks: list[PreparedBenchmark], model: ModelRef,
                     for bench, out in members if not out.exists()]  # another run may have finished one meanwhile
             if not jobs:
                 continue
-            results, backend = generate_into_journals(generator_for(model, project.cache_dir), jobs, sampling, stop)
+            results, backend = generate_into_journals(generator_for(model, project.cache_dir), jobs, sampling, stop,
+                                                       label=model.tag)
         pooled.append(PooledGeneration(benchmarks=[bench.name for bench, _ in members],
                                        prompts_generated=sum(r.prompts_generated for r in results),
                                        backend_seconds=round(backend.seconds, 4), first_call_at=backend.first_call_at,

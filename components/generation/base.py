@@ -7,7 +7,8 @@
   ``stop`` strings end a sample early where the backend can (transformers
   ``stop_strings``, vLLM and OpenAI ``stop``); the text may still contain the stop
   string, and callers cut it (``truncate_at_stops``), so every backend agrees.
-- ``run_batches``: batching, a tqdm bar with prompts done and tokens/s, and a
+- ``run_batches``: batching, the progress line (``components.progress``: prompts done and tokens/s; a tqdm
+  bar too when a backend is made with ``progress=True``), and a
   failing batch re-raised as ``GenerationError`` naming the model and batch.
 - ``resolve_model`` / ``model_fingerprint``: where a model's files are, and a
   cheap identity for cache keys (settings + file sizes/mtimes + small-file hashes).
@@ -26,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+from components.progress import generation_progress
 
 if TYPE_CHECKING:  # settings are handed in; the registry stays importable by the settings' checks
     from components.settings import ModelSettings, SamplingSettings
@@ -83,7 +86,8 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
     results: list[list[Completion]] = []
     tokens = 0
     start = time.perf_counter()
-    with tqdm(total=len(prompts), desc=f"generate {model_name}", unit="prompt", disable=not progress) as bar:
+    with tqdm(total=len(prompts), desc=f"generate {model_name}", unit="prompt", disable=not progress) as bar, \
+            generation_progress(Path(model_name).name or model_name, len(prompts)) as line:
         for index, begin in enumerate(range(0, len(prompts), batch_size)):
             batch = list(prompts[begin:begin + batch_size])
             try:
@@ -93,7 +97,9 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
             if len(out) != len(batch):
                 raise GenerationError(model_name, index, ValueError(f"{len(out)} results for {len(batch)} prompts"))
             results.extend(out)
-            tokens += sum(c.num_tokens for samples in out for c in samples)
+            batch_tokens = sum(c.num_tokens for samples in out for c in samples)
+            tokens += batch_tokens
+            line.advance(len(batch), batch_tokens)
             elapsed = time.perf_counter() - start
             bar.update(len(batch))
             bar.set_postfix(tok_s=f"{tokens / elapsed:.1f}" if elapsed > 0 else "-")

@@ -49,7 +49,7 @@ def fake_call_count(cache_dir: str | Path) -> int:
 class FakeGenerator:
     name = "fake"
 
-    def __init__(self, model: ModelSettings, cache_dir: str | Path, *, progress: bool = True):
+    def __init__(self, model: ModelSettings, cache_dir: str | Path, *, progress: bool = False):
         self.settings = model
         self.cache_dir = Path(cache_dir)
         self.progress = progress

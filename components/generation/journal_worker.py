@@ -25,6 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from components.progress import install_child_handler
+from components.quiet import quiet_libraries
 from components.generation.resumable import GenerationJob, generate_into_journals, read_done, unique_rows
 from components.records import BenchmarkItem
 from components.settings import ModelSettings, SamplingSettings
@@ -58,6 +60,7 @@ class JournalWork(BaseModel):
     model: ModelSettings
     cache_dir: str
     groups: list[JournalGroup]
+    label: str | None = None  # names the progress line (the unit: model, benchmark, language)
 
 
 def run_work(work: JournalWork) -> dict:
@@ -70,7 +73,7 @@ def run_work(work: JournalWork) -> dict:
         for group in work.groups:
             jobs = [GenerationJob([BenchmarkItem.from_dict(i) for i in f.items], f.prompts, Path(f.out_path))
                     for f in group.files]
-            results, backend = generate_into_journals(generator, jobs, group.sampling, group.stop)
+            results, backend = generate_into_journals(generator, jobs, group.sampling, group.stop, work.label)
             generated += sum(result.prompts_generated for result in results)
             seconds += backend.seconds
             first, last = first or backend.first_call_at, backend.last_return_at or last
@@ -104,6 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work", required=True)
     parser.add_argument("--result", required=True)
     args = parser.parse_args(argv)
+    install_child_handler()  # progress lines go to the log as marked lines; the task that waits shows them
+    quiet_libraries()
     work = JournalWork.model_validate_json(Path(args.work).read_text(encoding="utf-8"))
     started = time.time()
     result = run_work(work)

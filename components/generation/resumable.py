@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from components.generation.base import Generator, truncate_at_stops
+from components.progress import generation_progress
 from components.records import BenchmarkItem, generation_rows
 
 if TYPE_CHECKING:
@@ -167,6 +168,7 @@ def generate_into_journals(
     jobs: Sequence[GenerationJob],
     sampling: SamplingSettings,
     stop: Sequence[str] = (),
+    label: str | None = None,
 ) -> tuple[list[JournalResult], BackendTime]:
     """Generate every job's missing prompts into its journal; return per-job results and the backend's time.
 
@@ -175,7 +177,9 @@ def generate_into_journals(
     least the number of missing prompts, several benchmarks cost one backend
     call (an engine such as vLLM schedules one large batch far better than
     several small ones). Each chunk's rows are appended to their own job's
-    journal before the next chunk starts, so an interruption keeps them.
+    journal before the next chunk starts, so an interruption keeps them, and
+    a progress line ``generate <label>`` (default: the backend's name) says how
+    many of the missing prompts are done and the backend's tokens/s.
     """
     adopted = [adopt_journals(Path(job.out_path), sampling.n) for job in jobs]
     done = [{row["prompt_index"] for row in rows} for _, rows in adopted]
@@ -183,23 +187,34 @@ def generate_into_journals(
     pending = [(j, i) for j, job in enumerate(jobs) for i in range(len(job.prompts)) if i not in done[j]]
     backend = BackendTime()
     chunk = max(1, sampling.batch_size)
-    for begin in range(0, len(pending), chunk):
-        part = pending[begin : begin + chunk]
-        samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling, stop=stop))
-        for j in sorted({j for j, _ in part}):
-            indices = [i for (jj, i) in part if jj == j]
-            job_samples = [s for (jj, _), s in zip(part, samples) if jj == j]
-            rows = _rows_for_chunk(jobs[j].items, jobs[j].prompts, indices, job_samples)
-            for row in rows:
-                row["completion"] = truncate_at_stops(row["completion"], stop)
-            tokens[j] += sum(row["num_tokens"] for row in rows)
-            _append(adopted[j][0], rows)
+    with generation_progress(label or getattr(generator, "name", "model"), len(pending)) as progress:
+        for begin in range(0, len(pending), chunk):
+            part = pending[begin : begin + chunk]
+            before = progress.done
+            samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling,
+                                                              stop=stop))
+            for j in sorted({j for j, _ in part}):
+                tokens[j] += _journal_chunk(jobs[j], adopted[j][0], part, samples, j, stop)
+            if progress.done == before:  # a backend that does not batch through run_batches: the chunk is the step
+                progress.advance(len(part), sum(s.num_tokens for prompt_samples in samples for s in prompt_samples))
     results = [
         JournalResult(journal=adopted[j][0], prompts_generated=sum(1 for jj, _ in pending if jj == j),
                       prompts_resumed=len(done[j]), tokens=tokens[j])
         for j in range(len(jobs))
     ]
     return results, backend
+
+
+def _journal_chunk(job: GenerationJob, journal: Path, part: list[tuple[int, int]], samples, j: int,
+                   stop: Sequence[str]) -> int:
+    """Append job ``j``'s rows of one chunk to its journal; the tokens they hold."""
+    indices = [i for (jj, i) in part if jj == j]
+    job_samples = [s for (jj, _), s in zip(part, samples) if jj == j]
+    rows = _rows_for_chunk(job.items, job.prompts, indices, job_samples)
+    for row in rows:
+        row["completion"] = truncate_at_stops(row["completion"], stop)
+    _append(journal, rows)
+    return sum(row["num_tokens"] for row in rows)
 
 
 def generate_to_jsonl(
@@ -209,19 +224,20 @@ def generate_to_jsonl(
     sampling: SamplingSettings,
     out_path: str | Path,
     stop: Sequence[str] = (),
+    label: str | None = None,
 ) -> GenerationSummary:
 
     """Generate ``sampling.n`` samples per prompt into ``out_path`` (JSONL, one row per sample).
 
     ``stop``: the backend stops early at these strings where it can, and completions
     are cut at the earliest one (the base-model few-shot "next question" label);
-    ``num_tokens`` still counts what was generated. Prompts whose samples a journal
+    ``num_tokens`` still counts what was generated; ``label`` names the progress line. Prompts whose samples a journal
     already holds (an interrupted run, or ``generate_into_journals`` pooling several
     files into one backend call) are not generated again.
     """
     out_path = Path(out_path)
     job = GenerationJob(items, prompts, out_path)
-    [result], backend = generate_into_journals(generator, [job], sampling, stop)
+    [result], backend = generate_into_journals(generator, [job], sampling, stop, label)
     all_rows = _finish(out_path, result.journal, len(prompts) * sampling.n)
     return GenerationSummary(
         path=str(out_path),

@@ -45,7 +45,7 @@ class TransformersGenerator:
     name = "transformers"
     loads = 0  # models loaded in this process (the evaluation shares one per model; tests read it)
 
-    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = True):
+    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = False):
         self.settings = model
         self.cache_dir = Path(cache_dir)
         self.progress = progress

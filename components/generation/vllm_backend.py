@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # settings are handed in; the registry stays importable by th
 class VLLMGenerator:
     name = "vllm"
 
-    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = True):
+    def __init__(self, model: ModelSettings, cache_dir: Path, *, progress: bool = False):
         self.settings = model
         self.cache_dir = Path(cache_dir)
         self.progress = progress

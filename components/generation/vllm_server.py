@@ -220,7 +220,7 @@ class VLLMServerGenerator:
     name = "vllm-server"
 
     def __init__(self, model: ModelSettings, cache_dir: Path, *, adapter: str | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = False) -> None:
         self.settings = model
         self.cache_dir = Path(cache_dir)
         self.adapter = adapter

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from components.progress import install_child_handler
+from components.quiet import quiet_libraries
 from components.training.runner import read_job
 
 
@@ -23,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--abort-after-checkpoint", type=int, default=None)
     args = parser.parse_args(argv)
     job = read_job(args.job)
+    install_child_handler()  # progress lines go to the log as marked lines; the task shows them
+    quiet_libraries()  # the command's warning filters (its --verbose shows them all)
     args.out.mkdir(parents=True, exist_ok=True)
     if job.settings.cpu_threads:  # oversubscribed CPUs: torch's spin-waiting threads cost 10x here
         import torch

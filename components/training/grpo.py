@@ -30,6 +30,7 @@ from typing import Any
 from components.rewards import build_reward
 from components.settings import GRPOStageSettings, ModelSettings
 from components.training.callbacks import CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback
+from components.training.progress import ProgressCallback
 from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
@@ -87,6 +88,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
         trainer.add_callback(callback)
     sink = MetricsJsonlCallback(out_dir / "metrics.jsonl", providers=[c.metrics for c in stateful])
     trainer.add_callback(sink)
+    trainer.add_callback(ProgressCallback("grpo"))
     if job.validation_dataset is not None:
         trainer.add_callback(validation_callback(job, tokenizer, sink, trainer.accelerator))
     trainer.add_callback(MarkCompleteCallback(abort_after))

@@ -26,6 +26,7 @@ from typing import Any
 
 from components.settings import SFTSettings
 from components.training.callbacks import MetricsJsonlCallback
+from components.training.progress import ProgressCallback
 from components.training.runner import (
     MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, trainer_runtime,
 )  # fmt: skip
@@ -75,7 +76,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
     trainer = SFTTrainer(model=model, args=training_arguments(sft, out_dir, device),
                          train_dataset=Dataset.from_list(sft_examples(rows, sft.template)),
                          processing_class=tokenizer, peft_config=lora_config(sft.lora),
-                         callbacks=[MetricsJsonlCallback(out_dir / "metrics.jsonl"),
+                         callbacks=[MetricsJsonlCallback(out_dir / "metrics.jsonl"), ProgressCallback("sft"),
                                     MarkCompleteCallback(abort_after)])  # fmt: skip
     if len(trainer.train_dataset) == 0:
         raise ValueError(f"all {len(rows)} examples were dropped while tokenizing: every prompt is longer than "

@@ -132,7 +132,7 @@ def test_recipe_evaluates_base_and_trained_models_on_held_out_questions(tmp_path
                  "evaluation.model.chat=true", f"evaluation.benchmarks.0.offset={QA_LIMIT}",
                  f"evaluation.benchmarks.0.limit={QA_LIMIT}", "evaluation.sampling.max_new_tokens=96",
                  "evaluation.search.max_turn_tokens=16", "evaluation.search.max_information_tokens=48"]
-    summary, stderr = polyreason("recipe", REPO / "profiles/cpu-lcrl.yaml", tmp_path, prefect_server, *overrides)
+    summary, done = polyreason("recipe", REPO / "profiles/cpu-lcrl.yaml", tmp_path, prefect_server, *overrides)
     assert [e["model"]["tag"] for e in summary["evaluations"]] == ["base", "grpo"]
     trained = {json.loads(line)["id"] for line in
                next(tmp_path.glob("artifacts/lcrl-data/*/qa.jsonl")).read_text(encoding="utf-8").splitlines()}
@@ -147,6 +147,6 @@ def test_recipe_evaluates_base_and_trained_models_on_held_out_questions(tmp_path
         assert len(rows) == QA_LIMIT * len(LANGS) and not {row["id"] for row in rows} & trained  # held out
         assert all("<information>" in row["completion"] for row in rows)  # the taught model searched at test time
     for name in ("fem", "c3recall", "clr"):  # the comparison table a person reads at the end
-        assert f"\n{name}\n" in stderr
+        assert f"\n{name}\n" in done.stdout
     parent = mlflow_client(tmp_path).get_run(summary["run_id"]).data.metrics
     assert "evaluation/grpo/offline_qa/fr/fem_delta" in parent

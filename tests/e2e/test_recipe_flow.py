@@ -50,20 +50,32 @@ def recipe_profile(model: Path, shared_data: Path, tracking_uri: str) -> dict:
     }
 
 
-def polyreason(command: str, profile: Path, project: Path, prefect_url: str, *overrides: str) -> tuple[dict, str]:
+def polyreason(command: str, profile: Path, project: Path, prefect_url: str, *overrides: str,
+               as_json: bool = False) -> tuple[dict, subprocess.CompletedProcess]:
+    """Run a stage command; its summary (``--json``: parsed from stdout, else from ``--out``) and the process."""
     out = project / f"{command}-summary.json"
     env = dict(os.environ, PREFECT_API_URL=prefect_url,
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env.pop("POLYREASON_VERBOSE", None)
+    result = ["--json"] if as_json else ["--out", str(out)]
     done = subprocess.run([sys.executable, "-m", "cli", command, str(profile), *overrides, "--project-dir",
-                           str(project), "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=900)
+                           str(project), *result], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
-    return json.loads(out.read_text(encoding="utf-8")), done.stderr
+    return json.loads(done.stdout if as_json else out.read_text(encoding="utf-8")), done
 
 
-def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides: str) -> dict:
-    summary, stderr = polyreason("recipe", profile, project, prefect_url, *overrides)
-    assert "parent run: http://" in stderr and "grpo" in stderr  # the comparison table for a person
+def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides: str, as_json: bool = False) -> dict:
+    """The recipe; by default its terminal is checked: progress on stderr, no library warnings, and on stdout the
+    comparison table and where the runs are (``--json``: stdout is the JSON alone, checked by parsing it)."""
+    summary, done = polyreason("recipe", profile, project, prefect_url, *overrides, as_json=as_json)
+    if not as_json:
+        assert "accuracy\nbenchmark" in done.stdout and "grpo" in done.stdout, done.stdout  # the comparison table
+        assert "paired 95% bootstrap interval" in done.stdout
+        assert f"MLflow run: {summary['run_url']}" in done.stdout and "MLflow run: http://" in done.stdout
+        assert f"Prefect flow run: {prefect_url.removesuffix('/api')}/runs/flow-run/{summary['flow_run_id']}" \
+            in done.stdout
+        assert "sft: step 4/4" in done.stderr and "generate base: prompts" in done.stderr, done.stderr[-3000:]
+        assert "Warning" not in done.stderr and "| INFO" not in done.stderr, done.stderr[-3000:]
     return summary
 
 
@@ -207,7 +219,7 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
 
     second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5",
-                               "execution.runner=threads", "execution.workers=2")  # the evaluations fan out
+                               "execution.runner=threads", "execution.workers=2", as_json=True)  # fanned out
     parent2 = mlflow.run(second["run_id"])
     children2 = by_name(mlflow.children(parent2))
     label = "grpo.learning_rate=2.0e-5 execution.runner=threads execution.workers=2"  # what this run changed
