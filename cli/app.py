@@ -11,6 +11,8 @@ work, then runs its flows in a ``cli.session.run_session``.
 
 from __future__ import annotations
 
+import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Optional
 
@@ -159,21 +161,38 @@ def _stage_command(name: str, runner):
             raise Refused([str(error)], source=str(profile)) from None
         check_profile(settings, sections, source=str(profile))
         lasting = configured_api_url() is not None  # a temporary server's pages are gone when the command ends
-        with run_session(settings, paths["prefect_home"]):
+        with run_session(settings, paths["prefect_home"]), redirect_stdout(sys.stderr):  # stdout: the result alone
             summary = runner(settings)
+        if not as_json and summary.get("run_id") and not summary.get("run_url"):
+            summary = {**summary, "run_url": _run_url(settings, summary["run_id"])}
         _emit(summary, out, None if as_json else _result_text(summary, lasting))
 
     return command
 
 
 def _result_text(summary: dict, lasting_server: bool) -> str:
-    """The recipe's comparison and where its runs are; another command's summary in short lines."""
-    from cli.terminal import recipe_text, summary_text
+    """The recipe's comparison and where its runs are; an evaluation's table; another command's summary in short
+    lines."""
+    from cli.terminal import evaluation_text, recipe_text, summary_text
 
     flow_run = _flow_run_url(summary.get("flow_run_id")) if lasting_server else None
     if "comparison_table" in summary or "evaluations" in summary:
         return recipe_text(summary, flow_run)
+    if "benchmarks" in summary and "model" in summary:
+        return evaluation_text(summary)
     return summary_text(summary, flow_run)
+
+
+def _run_url(settings, run_id: str) -> str:
+    """Where a person opens a stage's MLflow run (its experiment read back from the store)."""
+    from mlflow import MlflowClient
+
+    from cli.store_check import tracking_uri_of
+    from runtime.tracking import RunRef, run_url
+
+    uri = tracking_uri_of(settings.tracking, Path(settings.project_dir))
+    experiment = MlflowClient(uri).get_run(run_id).info.experiment_id
+    return run_url(RunRef(tracking_uri=uri, run_id=run_id, experiment_id=experiment))
 
 
 def _flow_run_url(flow_run_id: Optional[str]) -> Optional[str]:

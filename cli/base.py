@@ -44,6 +44,7 @@ def _debugging(ctx: typer.Context) -> bool:
 
 
 def _fail(ctx: typer.Context, message: str, code: int) -> None:
+    _close_progress()
     name = ctx.invoked_subcommand or ctx.meta.get("polyreason.command")
     typer.echo(f"polyreason{' ' + name if name else ''}: {message}", err=True)
     raise typer.Exit(code)
@@ -99,9 +100,17 @@ class PolyreasonGroup(TyperGroup):
             if not _interrupt(error):
                 raise
             line, code = interrupts.finish()
+            _close_progress()
             if line:
                 typer.echo(line, err=True)
             raise typer.Exit(code) from None
+
+
+def _close_progress() -> None:
+    """End a progress line left open on the terminal, so the last word starts on a line of its own."""
+    terminal = sys.modules.get("cli.terminal")  # loaded only by commands that show progress
+    if terminal is not None:
+        terminal.close_progress()
 
 
 def _interrupt(error: BaseException) -> bool:

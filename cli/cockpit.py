@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Optional
 
@@ -123,7 +125,8 @@ def compare(items: list[str] = typer.Argument(..., help="Run ids, a recipe's par
     configure(project_dir)
     from flows.compare import compare_flow
 
-    result = compare_flow(items, baseline=baseline, project_dir=str(project_dir), paper=table)
+    with redirect_stdout(sys.stderr):  # stdout holds the result alone
+        result = compare_flow(items, baseline=baseline, project_dir=str(project_dir), paper=table)
     if as_json:
         def read(path: Optional[str]):
             return json.loads(Path(path).read_text(encoding="utf-8")) if path else None

@@ -40,6 +40,7 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
         "MLFLOW_DISABLE_TELEMETRY": "true",
+        "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",  # stdout is the command's result (the URL is in it)
         "DO_NOT_TRACK": "1",
         "TOKENIZERS_PARALLELISM": "false",
     }

@@ -117,6 +117,23 @@ def where_lines(run_url: str | None, flow_run_url: str | None) -> list[str]:
     return lines
 
 
+def evaluation_text(summary: Mapping[str, Any]) -> str:
+    """One model's evaluation: per benchmark and language each compared metric with its standard error and n
+    (the comparison's own layout, ``components.comparison.format_table``, with one model and no deltas)."""
+    from components.comparison import benchmark_columns, format_table
+    from components.reporting import read_report
+
+    tag = summary["model"]["tag"]
+    blocks = []
+    for name, benchmark in summary["benchmarks"].items():
+        rows = [{"model": tag, "benchmark": name, **row}
+                for row in read_report(name, benchmark["report"]["path"]).language_table]
+        table = format_table(rows, tag, benchmark_columns(name, rows))
+        blocks.append(table.split("\n", 1)[1].strip("\n"))  # its first line explains deltas, which one model has not
+    legend = "value ±1 standard error (n; no ± with fewer than two problems)"
+    return "\n\n".join([legend, *blocks, "\n".join(where_lines(summary.get("run_url"), None))])
+
+
 def summary_text(summary: Mapping[str, Any], flow_run_url: str | None = None) -> str:
     """A stage command's result without a comparison: what it made, in ``key: value`` lines, and where its run is."""
     lines = [f"{key}: {value}" for key, value in _leaves(summary) if key not in ("run_url",)]

@@ -34,8 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -121,17 +120,18 @@ def unmark(text: str) -> tuple[str, str, bool] | None:
 
 
 class GenerationProgress:
-    """One generation's progress line: prompts done of ``total`` and tokens/s since it started (wall clock)."""
+    """One generation's progress line: prompts done of ``total``, and tokens/s over the time spent generating them
+    (loading the model is not generating)."""
 
-    def __init__(self, label: str, total: int, clock: Callable[[], float] = time.monotonic):
-        self.label, self.total, self.clock = label, total, clock
+    def __init__(self, label: str, total: int):
+        self.label, self.total = label, total
         self.done = self.tokens = 0
-        self.started = clock()
+        self.seconds = 0.0
 
-    def advance(self, prompts: int, tokens: int) -> None:
-        """``prompts`` more are done, with ``tokens`` generated tokens; report the line."""
-        self.done, self.tokens = self.done + prompts, self.tokens + tokens
-        line = generation_line(self.label, self.done, self.total, tokens=self.tokens, seconds=self.clock() - self.started)
+    def advance(self, prompts: int, tokens: int, seconds: float) -> None:
+        """``prompts`` more are done, with ``tokens`` generated tokens in ``seconds``; report the line."""
+        self.done, self.tokens, self.seconds = self.done + prompts, self.tokens + tokens, self.seconds + seconds
+        line = generation_line(self.label, self.done, self.total, tokens=self.tokens, seconds=self.seconds)
         report(f"generate {self.label}", line, final=self.done >= self.total)
 
 

@@ -90,6 +90,7 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
             generation_progress(Path(model_name).name or model_name, len(prompts)) as line:
         for index, begin in enumerate(range(0, len(prompts), batch_size)):
             batch = list(prompts[begin:begin + batch_size])
+            batch_start = time.perf_counter()
             try:
                 out = generate_batch(batch, index)
             except Exception as error:  # re-raised with the model and batch named
@@ -99,7 +100,7 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
             results.extend(out)
             batch_tokens = sum(c.num_tokens for samples in out for c in samples)
             tokens += batch_tokens
-            line.advance(len(batch), batch_tokens)
+            line.advance(len(batch), batch_tokens, time.perf_counter() - batch_start)
             elapsed = time.perf_counter() - start
             bar.update(len(batch))
             bar.set_postfix(tok_s=f"{tokens / elapsed:.1f}" if elapsed > 0 else "-")

@@ -190,13 +190,14 @@ def generate_into_journals(
     with generation_progress(label or getattr(generator, "name", "model"), len(pending)) as progress:
         for begin in range(0, len(pending), chunk):
             part = pending[begin : begin + chunk]
-            before = progress.done
+            before, spent = progress.done, backend.seconds
             samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling,
                                                               stop=stop))
             for j in sorted({j for j, _ in part}):
                 tokens[j] += _journal_chunk(jobs[j], adopted[j][0], part, samples, j, stop)
             if progress.done == before:  # a backend that does not batch through run_batches: the chunk is the step
-                progress.advance(len(part), sum(s.num_tokens for prompt_samples in samples for s in prompt_samples))
+                progress.advance(len(part), sum(s.num_tokens for prompt_samples in samples for s in prompt_samples),
+                                 backend.seconds - spent)
     results = [
         JournalResult(journal=adopted[j][0], prompts_generated=sum(1 for jj, _ in pending if jj == j),
                       prompts_resumed=len(done[j]), tokens=tokens[j])

@@ -171,3 +171,22 @@ def test_verify_prints_accuracy_fnr_and_fpr_with_wilson_intervals_and_their_n():
         "overall  0.750 [0.301, 0.954] (n 4)  0.500 [0.095, 0.905] (n 2)  1.000 [0.207, 1.000] (n 1)",
         "",
         "FNR gap between languages (largest - smallest): 1.000"]
+
+
+def test_a_generation_is_one_line_however_its_prompts_are_chunked_and_batched(tmp_path, shown):
+    import re
+
+    from components.generation.fake import FakeGenerator
+    from components.generation.resumable import generate_to_jsonl
+    from components.records import BenchmarkItem
+    from components.settings import ModelSettings, SamplingSettings
+
+    stream, _ = shown(tty=True)  # every update shows on a terminal
+    items = [BenchmarkItem(str(i), "mgsm", "fr", f"question {i}", str(i)) for i in range(5)]
+    generator = FakeGenerator(ModelSettings(backend="fake", model="fake"), tmp_path)
+    generate_to_jsonl(generator, items, [f"prompt {i}" for i in range(5)], SamplingSettings(n=1, batch_size=2),
+                      tmp_path / "g.jsonl", label="sft")  # chunks of 2, each a backend call batching again
+    updates = stream.getvalue().split("\r\x1b[K")[1:]
+    assert [re.sub(r", .* tokens/s", "", update) for update in updates] == [
+        "generate sft: prompts 2/5", "generate sft: prompts 4/5", "generate sft: prompts 5/5\n"]
+
