@@ -48,7 +48,7 @@ def environment(delay_s: float, prefect_url: str | None = None) -> dict:
 
 
 def evaluate(root: Path, env: dict, *overrides: str) -> subprocess.Popen:
-    command = [*SLOW_CLI, "evaluate", str(root / "robust.yaml"), *overrides, "--project-dir", str(root)]
+    command = [*SLOW_CLI, "evaluate", str(root / "robust.yaml"), *overrides, "--project-dir", str(root), "--json"]
     return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
