@@ -4,11 +4,12 @@ What a run prints besides its own lines comes from the libraries it drives, and
 none of it is something a person running a recipe can act on: MLflow's
 ``UserWarning``s when it infers a dataset's schema or cannot tell which kind of
 source a dataset path is, its INFO lines about creating tables; transformers' and
-trl's advice about generation settings and deprecations; Prefect's line per task
+trl's advice about generation settings and deprecations, progress bars of their own; Prefect's line per task
 and flow run state. Each is silenced by what the library itself offers, by name —
 ``warnings.filterwarnings`` by category and the module the warning is raised
 from, ``logging`` levels of the libraries' loggers, and the environment variables
-the libraries read when they start (``MLFLOW_LOGGING_LEVEL``, ``TRANSFORMERS_VERBOSITY``, Prefect's
+the libraries read when they start (``MLFLOW_LOGGING_LEVEL``, ``TRANSFORMERS_VERBOSITY``, tqdm's
+``TQDM_DISABLE``, which sets the default of bars created without an explicit choice, Prefect's
 ``PREFECT_LOGGING_*`` overrides of its logging configuration) — never by
 switching off warnings or logging altogether: our own warnings (a changed cached
 file, a rejected row) and every library's errors still show.
@@ -51,6 +52,7 @@ QUIET_ENVIRONMENT = {
     "TRANSFORMERS_VERBOSITY": "error",
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TQDM_DISABLE": "1",  # tqdm's default for bars nobody asked for (transformers' GGUF conversion); explicit wins
     "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",  # the terminal's handler; the API's still gets INFO
 }
 
