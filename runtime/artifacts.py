@@ -67,15 +67,22 @@ def artifact_dir(project_dir: str | Path, stage: str, fingerprint: str) -> Path:
 
 
 def log(message: str, warning: bool = False) -> None:
-    """To the Prefect run's log when inside a run, else to the ``prefect.polyreason`` logger."""
+    """To the Prefect run's log when inside a run, else to the ``prefect.polyreason`` logger; a notice (not a
+    warning) is also a line of the command's progress, since the terminal shows Prefect's warnings only unless
+    verbose (``components.quiet``)."""
     from prefect.exceptions import MissingContextError
     from prefect.logging import get_logger, get_run_logger
+
+    from components.progress import report
+    from components.quiet import verbose
 
     try:
         logger = get_run_logger()
     except MissingContextError:
         logger = get_logger("polyreason")
     (logger.warning if warning else logger.info)(message)
+    if not warning and not verbose():
+        report(message, message, final=True)
 
 
 def file_fingerprint(path: str | Path) -> str:
