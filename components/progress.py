@@ -103,6 +103,26 @@ def generation_line(label: str, done: int, total: int, *, tokens: int, seconds: 
     return f"generate {label}: prompts {done}/{total}, {speed}"
 
 
+def stage_label(run_name: str, stage: str) -> str:
+    """``evaluation base`` for ``cpu-demo-evaluation-base``, ``sft`` for ``cpu-demo-sft``.
+
+    >>> stage_label("cpu-demo-evaluation-base", "evaluation"), stage_label("tiny-recipe-recipe", "recipe")
+    ('evaluation base', 'recipe')
+    """
+    marker = f"-{stage}-"
+    if run_name.endswith(f"-{stage}") or marker not in run_name:
+        return stage
+    return f"{stage} {run_name.rsplit(marker, 1)[1]}"
+
+
+def report_stage(label: str, seconds: float, cached: bool | None) -> None:
+    """The progress line that closes a stage: how long it took, and whether it reused cached work."""
+    if label == "recipe":  # the command's own result follows
+        return
+    reuse = {True: ", cached", False: ""}.get(cached, "")
+    report(f"stage {label}", f"{label}: done in {duration(seconds)}{reuse}", final=True)
+
+
 def marked(key: str, line: str, final: bool) -> str:
     """One update as a line of a child's log: ``MARK`` + JSON."""
     return MARK + json.dumps({"key": key, "line": line, "final": final}, ensure_ascii=False)

@@ -325,6 +325,8 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
         finish_run(run, "KILLED" if interrupted(error) else "FAILED")
         raise
     finish_run(run)
+    from components.progress import report_stage, stage_label
+
     report_stage(stage_label(run_name, stage), time.monotonic() - started, _CACHE_HITS.pop(run.run_id, None))
 
 
@@ -334,28 +336,6 @@ _CACHE_HITS: dict[str, bool] = {}  # run id -> whether the stage reused cached a
 def note_cache(run: RunRef, cached: bool) -> None:
     """Remember whether the stage of ``run`` was a cache hit, for the line its end prints."""
     _CACHE_HITS[run.run_id] = cached
-
-
-def stage_label(run_name: str, stage: str) -> str:
-    """``evaluation base`` for ``cpu-demo-evaluation-base``, ``sft`` for ``cpu-demo-sft``.
-
-    >>> stage_label("cpu-demo-evaluation-base", "evaluation"), stage_label("tiny-recipe-recipe", "recipe")
-    ('evaluation base', 'recipe')
-    """
-    marker = f"-{stage}-"
-    if run_name.endswith(f"-{stage}") or marker not in run_name:
-        return stage
-    return f"{stage} {run_name.rsplit(marker, 1)[1]}"
-
-
-def report_stage(label: str, seconds: float, cached: bool | None) -> None:
-    """The progress line that closes a stage: how long it took, and whether it reused cached work."""
-    from components.progress import duration, report
-
-    if label == "recipe":  # the command's own result follows
-        return
-    reuse = {True: ", cached", False: ""}.get(cached, "")
-    report(f"stage {label}", f"{label}: done in {duration(seconds)}{reuse}", final=True)
 
 
 def deployment_name() -> str | None:
