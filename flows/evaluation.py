@@ -67,9 +67,10 @@ def generate_benchmark(bench: PreparedBenchmark, section: EvaluationSettings, mo
 
 
 def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: EvaluationSettings, model: ModelRef,
-                       project: Project, index: ArtifactRef | None = None, model_id: str | None = None) -> BenchmarkOutput:
+                       project: Project, index: ArtifactRef | None = None, model_id: str | None = None,
+                       parent: RunRef | None = None) -> BenchmarkOutput:
     """One prepared benchmark through generate, score, report and log (its metrics name ``model_id``, the logged
-    model measured, and the benchmark's dataset, an input of the run).
+    model measured, and the benchmark's dataset, an input of the run and of the recipe's run ``parent``).
 
     ``generated``/``scored``: whether those ran or came from the cache. A benchmark pooled with
     others (``pool_generations_task``) finds its samples in its journal: its generate task then
@@ -82,6 +83,8 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
     report = report_task(bench.name, generations, scores, project)
     settings = next(b for b in section.benchmarks if b.name == bench.name)
     dataset = log_benchmark_dataset_task(run, settings, bench.items)
+    if parent is not None:  # the recipe's run lists what its models were measured on
+        log_benchmark_dataset_task(parent, settings, bench.items)
     log_benchmark_task(run, bench.name, report, scores, bench.errors, model_id, dataset)
     return BenchmarkOutput(generations=generations, scores=scores, report=report, generated=not was_cached(state),
                            scored=not was_cached(scoring), load_errors=len(bench.errors))
@@ -105,7 +108,7 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
         index = search_index(section, project)
         pooled = pool_generations_task([b for b in prepared_benchmarks if b.name not in section.qa_benchmarks()],
                                        model, project)
-        benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project, index, model_id)
+        benchmarks = {b.name: evaluate_benchmark(run, b, section, model, project, index, model_id, parent)
                       for b in prepared_benchmarks}
         release_generators()  # the benchmarks shared one load; the next model needs the memory
         mark_cache(run, [Path(b.generations.path).parent for b in benchmarks.values()],

@@ -210,6 +210,8 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
             assert model["params"]["step"] == step and model["info"]["source_run_id"] == run["info"]["run_id"]
             assert "adapter_model.safetensors" in mlflow.model_artifacts(model_id)
     measured_models(mlflow, children, {"sft": children["sft"], "grpo": children["grpo"]})
+    (benchmark,) = [d["dataset"] for d in parent["inputs"]["dataset_inputs"]]  # the recipe's run lists it too
+    assert (benchmark["name"], benchmark["source_type"]) == ("mgsm", "local")
 
     version = mlflow.call("registered-models/alias", name="tiny-recipe", alias="candidate")["model_version"]
     tags = {t["key"]: t["value"] for t in version.get("tags", [])}
