@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 
 import pytest
 
@@ -234,3 +235,63 @@ def test_compare_puts_a_recipe_and_a_registered_version_side_by_side(stack):
     files = [f["path"] for f in mlflow.call("artifacts/list", run_id=comparison["info"]["run_id"],
                                             path="comparison").get("files", [])]
     assert any(path.endswith("mgsm_accuracy_vs_lcpr.png") for path in files)
+
+
+def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
+    """After the recipes above: the experiment's runs table, two recipes compared, the registered model's logged
+    model, the Prefect flow run's metrics table and its link to the MLflow run, the nightly deployment's schedule."""
+    page, prefect, mlflow_url, mlflow = browser_page, stack["state"]["prefect_url"], stack["state"]["mlflow_url"], \
+        stack["mlflow"]
+    parents = mlflow.runs("tags.`polyreason.stage` = 'recipe' and tags.`polyreason.profile` = 'tiny'")
+    assert len(parents) >= 2, "the API's recipe and the browser's"
+    experiment = parents[0]["info"]["experiment_id"]
+    page.goto(f"{mlflow_url}/#/experiments/{experiment}/runs", wait_until="domcontentloaded")
+    page.get_by_text(parents[0]["info"]["run_name"], exact=True).first.wait_for()
+    shots(page, "5-mlflow-experiment-runs")
+
+    two = json.dumps([p["info"]["run_id"] for p in parents[:2]])
+    page.goto(f"{mlflow_url}/#/compare-runs?runs={two}&experiments={json.dumps([experiment])}",
+              wait_until="domcontentloaded")
+    for differing in ("grpo.learning_rate", "evaluation.sampling.seed"):  # the two runs' overrides
+        page.get_by_text(differing, exact=True).first.wait_for()
+    shots(page, "6-mlflow-compare-recipes")
+
+    model_id = mlflow.version("tiny", "candidate")["source"].removeprefix("models:/")
+    assert model_id.startswith("m-"), "the registered version is a LoggedModel"
+    page.goto(f"{mlflow_url}/#/experiments/{experiment}/models/{model_id}", wait_until="domcontentloaded")
+    page.get_by_text(model_id, exact=True).first.wait_for()
+    page.get_by_text(re.compile(r"^Metrics \(\d+\)$")).first.wait_for()
+    shots(page, "7-mlflow-logged-model")
+
+    browser = next(p for p in parents if p["data"].get("params") and
+                   {q["key"]: q["value"] for q in p["data"]["params"]}.get("evaluation.sampling.seed") == "1")
+    evaluation = mlflow.runs(f"tags.mlflow.parentRunId = '{browser['info']['run_id']}' and "
+                             "tags.`polyreason.model_tag` = 'grpo'")[0]
+    table = run_tree_artifacts(stack["api"], flow_run_id(stack["api"], "started-in-the-browser"))[
+        "tiny-evaluation-grpo-metrics"][0]
+    page.goto(f"{prefect}/runs/flow-run/{table.flow_run_id}", wait_until="domcontentloaded")
+    page.get_by_text("Artifacts", exact=True).first.click()
+    page.get_by_text("tiny-evaluation-grpo-metrics", exact=True).first.click()
+    page.get_by_text("evaluation/mgsm/accuracy", exact=True).first.wait_for()
+    shots(page, "8-prefect-metrics-table")
+    page.go_back(wait_until="domcontentloaded")
+    page.get_by_text("Artifacts", exact=True).first.click()
+    page.get_by_text("tiny-evaluation-grpo-mlflow-run", exact=True).first.click()
+    with page.context.expect_page() as opened:  # the link opens the MLflow UI in a new tab
+        page.get_by_role("link", name=f"MLflow run {evaluation['info']['run_id']}").click()
+    run_page = opened.value
+    run_page.get_by_text("evaluation/mgsm/fr/accuracy", exact=True).first.wait_for()
+    assert run_page.url.startswith(f"{mlflow_url}/#/experiments/{experiment}/runs/{evaluation['info']['run_id']}")
+    shots(run_page, "9-mlflow-run-from-prefect-link")
+    run_page.close()
+
+    from prefect import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: stack["api"]}), get_client(sync_client=True) as client:
+        nightly = client.read_deployment_by_name("nightly-evaluation/tiny")
+    page.goto(f"{prefect}/deployments/deployment/{nightly.id}", wait_until="networkidle")
+    page.get_by_text("flows/nightly.py:nightly_evaluation", exact=True).wait_for()
+    page.get_by_text(re.compile(r"At 02:00 AM")).first.wait_for()  # the profile's cron, 0 2 * * *
+    page.get_by_role("link", name="nightly-evaluation").first.wait_for()  # the header has loaded its flow
+    shots(page, "10-prefect-nightly-schedule")
