@@ -17,6 +17,7 @@ import pytest
 
 from cli.stack import alive
 from components.run_report import number_text
+from runtime.tracking import UI_VIEW
 from tests.helpers.cockpit import (
     MlflowREST, polyreason, run_deployment, run_tree_artifacts, start_worker, stop, tiny_recipe, write_profiles,
 )  # fmt: skip
@@ -245,8 +246,9 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
     parents = mlflow.runs("tags.`polyreason.stage` = 'recipe' and tags.`polyreason.profile` = 'tiny'")
     assert len(parents) >= 2, "the API's recipe and the browser's"
     experiment = parents[0]["info"]["experiment_id"]
-    page.goto(f"{mlflow_url}/#/experiments/{experiment}/runs", wait_until="domcontentloaded")
-    page.get_by_text(parents[0]["info"]["run_name"], exact=True).first.wait_for()
+    page.goto(f"{mlflow_url}/#/experiments/{experiment}?{UI_VIEW}", wait_until="domcontentloaded")
+    page.wait_for_url("**/runs?**")  # the model-training view opens on its runs table
+    page.get_by_text(parents[0]["info"]["run_name"]).first.wait_for()
     shots(page, "5-mlflow-experiment-runs")
 
     two = json.dumps([p["info"]["run_id"] for p in parents[:2]])
