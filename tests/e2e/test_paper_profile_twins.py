@@ -56,7 +56,9 @@ def check_pcs(generations: dict, metrics: dict) -> None:
     mmlu = rows_of(generations["mmlu_prox_math"])
     assert len(mmath) == 2 * 2 * 2 and len(mmlu) == 2 * 2 * 1  # avg@2 on MMATH, one sample on MMLU-ProX
     assert "\nA. 74\nB. 84" in mmlu[0]["prompt"] and mmlu[0]["gold"] == "B"
-    assert mmath[0]["prompt"].split("<|im_end|>")[0].endswith("\\boxed{}.")  # prompt control: after
+    user_turn = mmath[0]["prompt"].split("<|im_end|>")[0]
+    assert user_turn.startswith("<|im_start|>user\nChaque matin")  # table 2's "Qwen3-8B" row: the question alone,
+    assert "\\boxed" not in user_turn and "raisonner" not in user_turn  # no boxed line, no language instruction
     for lang in ("fr", "ja"):
         assert f"evaluation/mmath/{lang}/avg_at_2" in metrics and f"evaluation/mmath/{lang}/slc_and_acc" in metrics
         assert f"evaluation/mmath/{lang}/accuracy_micro" in metrics  # macro over subsets, pooled beside it
