@@ -63,7 +63,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.metrics.aggregate import COUNT, STDERR
+from components.metrics.aggregate import COUNT, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
 from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
 
@@ -131,6 +131,30 @@ def _cell_rows(rows: Sequence[Mapping[str, Any]], lang: str) -> list[Mapping[str
     return list(rows) if lang == OVERALL else [row for row in rows if row["lang"] == lang]
 
 
+def _members(rows: Sequence[Mapping[str, Any]], lang: str,
+             in_domain: Sequence[str]) -> list[list[Mapping[str, Any]]] | None:
+    """The rows of a language group's member languages, one list per language (``None``: not a group).
+
+    A group's value is the mean of its languages' values (``components.metrics.aggregate``), so its
+    paired interval resamples problems with every member language kept as its own part."""
+    groups = language_groups({row["lang"] for row in rows}, in_domain)
+    if lang not in groups or lang == OVERALL:
+        return None
+    return [[row for row in rows if row["lang"] == member] for member in groups[lang]]
+
+
+def _paired(mine: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any]], lang: str,
+            table: Sequence[Any], bootstrap: Bootstrap,
+            in_domain: Sequence[str]) -> tuple[list[Estimate], int]:
+    """The paired difference of one cell: a language, ``overall`` (rows pooled) or a language group."""
+    members = _members(theirs, lang, in_domain)
+    if members is None:
+        return paired_difference(_cell_rows(mine, lang), _cell_rows(theirs, lang), table, bootstrap)
+    languages = [part[0]["lang"] for part in members if part]
+    return paired_difference([r for r in mine if r["lang"] in languages], [r for r in theirs if r["lang"] in languages],
+                             table, bootstrap, languages=languages)
+
+
 def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
             paired: tuple[list[Estimate], int] | None) -> None:
     """Add each metric's delta to ``entry``: paired over shared problems when rows exist, else plain."""
@@ -149,8 +173,10 @@ def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
 
 
 def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None = None,
-                    scored: Scored | None = None, bootstrap: Bootstrap = PAIRED) -> list[dict[str, Any]]:
-    """One row per (benchmark, language, model), in model order, with paired deltas to ``baseline``."""
+                    scored: Scored | None = None, bootstrap: Bootstrap = PAIRED,
+                    in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> list[dict[str, Any]]:
+    """One row per (benchmark, language, model), in model order, with paired deltas to ``baseline``;
+    a language group's row (``in_domain``, ``all``, a resource level) pairs over its member languages."""
     names = tuple(metrics or comparison_columns(tables, baseline))
     scored = scored or {}
     base = {(bench, row["lang"]): row for bench, rows in tables.get(baseline, {}).items() for row in rows}
@@ -164,9 +190,8 @@ def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None
                 reference = base.get((bench, row["lang"]))
                 if model != baseline and reference is not None:
                     mine, theirs = scored.get(model, {}).get(bench), scored.get(baseline, {}).get(bench)
-                    paired = None if mine is None or theirs is None else paired_difference(
-                        _cell_rows(mine, row["lang"]), _cell_rows(theirs, row["lang"]),
-                        [metric_for(name) for name in own], bootstrap)
+                    paired = None if mine is None or theirs is None else _paired(
+                        mine, theirs, row["lang"], [metric_for(name) for name in own], bootstrap, in_domain)
                     _deltas(entry, reference, own, paired)
                 out.append(entry)
     return sorted(out, key=lambda r: (r["benchmark"], r["lang"], list(tables).index(r["model"])))
@@ -263,8 +288,19 @@ def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequ
     return "\n".join(lines)
 
 
+def in_domain_row(benchmark: str, metrics: Mapping[str, float], headline: str) -> list[dict[str, Any]]:
+    """The ``in_domain`` group's row of a benchmark report's metrics (empty when it has none).
+
+    >>> in_domain_row("mgsm", {"evaluation/mgsm/in_domain/lcpr": 0.5, "evaluation/mgsm/fr/lcpr": 1.0}, "accuracy")
+    [{'lang': 'in_domain', 'headline': 'accuracy', 'lcpr': 0.5}]
+    """
+    group = {key: value for key, value in metrics.items() if key.startswith(f"evaluation/{benchmark}/in_domain/")}
+    return language_tables(group, headline).get(benchmark, [])
+
+
 def write_comparison(tables: Tables, baseline: str, out_dir: str | Path,
-                     scored: Mapping[str, Mapping[str, str | Path]] | None = None) -> list[dict[str, Any]]:
+                     scored: Mapping[str, Mapping[str, str | Path]] | None = None,
+                     in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> list[dict[str, Any]]:
     """Write ``comparison.json``, ``comparison.txt`` and one ``<benchmark>_accuracy_vs_lcpr.png`` per
     benchmark into ``out_dir``; return the rows. The baseline must be one of the models; ``scored``
     names each model's scored-rows file per benchmark (``read_scored_rows``)."""
@@ -277,7 +313,7 @@ def write_comparison(tables: Tables, baseline: str, out_dir: str | Path,
     columns = comparison_columns(tables, baseline)
     headline = {bench: benchmark_columns(bench, bench_rows)[0] for bench, bench_rows in tables[baseline].items()}
     rows = [{**row, "headline": headline.get(row["benchmark"], columns[0])}
-            for row in comparison_rows(tables, baseline=baseline, metrics=columns, scored=rows_of)]
+            for row in comparison_rows(tables, baseline=baseline, metrics=columns, scored=rows_of, in_domain=in_domain)]
     (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     (out / "comparison.txt").write_text(format_table(rows, baseline, columns) + "\n", encoding="utf-8")
     for benchmark in sorted({r["benchmark"] for r in rows}):

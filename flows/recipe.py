@@ -62,7 +62,8 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
         logged = {"sft": sft.model_id if sft else None, "grpo": grpo.model_id if grpo else None}  # their weights in MLflow
         evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent,
                                  logged_model=logged.get(model.tag)) for model in models]
-        comparison = comparison_task(evaluations, "base", project) if evaluations else None
+        in_domain = list(profile.evaluation.scoring.in_domain) if profile.evaluation else None
+        comparison = comparison_task(evaluations, "base", project, in_domain) if evaluations else None
         if comparison is not None:
             log_comparison_task(parent, comparison)
         log_fanout_task(parent, fanout)

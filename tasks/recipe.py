@@ -53,19 +53,24 @@ def log_plan_task(run: RunRef, profile: Profile) -> dict:
 
 
 @task(name="compare-models", cache_policy=cache_policy("reporting"), **CACHED)
-def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project: Project) -> ArtifactRef:
-    """The comparison table (rows and text, paired intervals over each model's scored rows) and one
-    accuracy-vs-LCPR plot per benchmark."""
-    from components.comparison import write_comparison
+def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project: Project,
+                    in_domain: list[str] | None = None) -> ArtifactRef:
+    """The comparison table (rows and text, paired intervals over each model's scored rows), the
+    in-domain languages together as one more row, and one accuracy-vs-LCPR plot per benchmark."""
+    from components.comparison import in_domain_row, write_comparison
+    from components.metrics import IN_DOMAIN_LANGUAGES
     from components.reporting import read_report
 
-    tables = {e.model.tag: {name: read_report(name, b.report.path).language_table for name, b in e.benchmarks.items()}
-              for e in evaluations}
+    def rows(name: str, path: str) -> list[dict]:
+        report = read_report(name, path)
+        return report.language_table + in_domain_row(name, report.metrics, report.headline)
+
+    tables = {e.model.tag: {name: rows(name, b.report.path) for name, b in e.benchmarks.items()} for e in evaluations}
     scored = {e.model.tag: {name: b.scores.path for name, b in e.benchmarks.items()} for e in evaluations}
     identity = [[e.model.tag, e.model.fingerprint, [[b.report.fingerprint, b.scores.fingerprint]
                                                     for b in e.benchmarks.values()]] for e in evaluations]
     return project.produce("comparison", identity, ".", lambda out: Made(
-        summary={"rows": write_comparison(tables, baseline, out, scored)},
+        summary={"rows": write_comparison(tables, baseline, out, scored, in_domain or IN_DOMAIN_LANGUAGES)},
         fingerprint=file_fingerprint(out / "comparison.json")))
 
 

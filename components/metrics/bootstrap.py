@@ -214,15 +214,22 @@ def estimate(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric],
 
 
 def paired_difference(first: Sequence[Row], second: Sequence[Row], table: Sequence[Metric], boot: Bootstrap,
-                      *, macro: bool = True) -> tuple[list[Estimate], int]:
+                      *, macro: bool = True, languages: Sequence[str] | None = None) -> tuple[list[Estimate], int]:
     """``first`` minus ``second`` per metric, over the problems both answered, with a paired bootstrap
-    interval; and the number of those shared problems. ``n`` of each estimate is ``first``'s."""
+    interval; and the number of those shared problems. ``n`` of each estimate is ``first``'s.
+
+    With ``languages`` the statistic is a language group's: each language's value on its own rows, then
+    their mean (a language none of the shared problems reaches is left out); a problem's translations
+    are drawn together, as in :func:`estimate`."""
     shared = set(by_problem(first)) & set(by_problem(second))
     pair = [[row for row in rows if (row.get("benchmark"), row["lang"], row["id"]) in shared]
             for rows in (first, second)]
     if not shared:
         return [Estimate(None, None, None, None, 0) for _ in table], 0
-    arrays, benchmark_of, slices = _layout([[pair[0]], [pair[1]]], table, macro)
+    present = [lang for lang in (languages or []) if any(row["lang"] == lang for row in pair[1])]
+    members = [[[row for row in rows if row["lang"] == lang] for lang in present] for rows in pair] if present \
+        else [[pair[0]], [pair[1]]]
+    arrays, benchmark_of, slices = _layout(members, table, macro)
     statistic = _Statistic(table, slices, benchmark_of)
     point, counts = _point_and_counts(arrays, statistic, slices, table)
     difference = _Difference(statistic)

@@ -116,3 +116,18 @@ def test_the_headline_and_a_beside_rule_get_paired_intervals_too():
     (_, sft) = comparison_rows(tables, "base", scored=scored)
     assert (sft["pass_at_2_delta"], sft["pass_at_2_delta_low"], sft["pass_at_2_delta_significant"]) == (1.0, 1.0, True)
     assert (sft["lcpr_adamame_delta"], sft["lcpr_adamame_delta_high"]) == (1.0, 1.0) and sft["n_shared"] == 8
+
+
+def test_a_language_group_is_paired_as_the_mean_of_its_languages():
+    # in_domain = fr, ja: fr improves on 7 of 8 problems (0.875), ja on 4 of 4 (1.0); en (outside) alike
+    base = scored([False] * 8) + scored([False] * 4, lang="ja") + scored([True, False], lang="en")
+    grpo = scored([True] * 7 + [False]) + scored([True] * 4, lang="ja") + scored([True, False], lang="en")
+    tables = {model: {"mgsm": [{"lang": "in_domain"}, {"lang": "all"}]} for model in ("base", "grpo")}
+    rows = comparison_rows(tables, "base", metrics=["accuracy"], scored={"base": {"mgsm": base}, "grpo": {"mgsm": grpo}},
+                           in_domain=["fr", "ja"])
+    group = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "in_domain"))
+    assert group["accuracy_delta"] == pytest.approx((0.875 + 1.0) / 2)  # the mean of languages, not 11/12 pooled
+    assert group["n_shared"] == 12 and group["accuracy_delta_significant"] is True
+    assert 0.5 < group["accuracy_delta_low"] and group["accuracy_delta_high"] == 1.0
+    everything = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "all"))
+    assert everything["accuracy_delta"] == pytest.approx((0.0 + 0.875 + 1.0) / 3) and everything["n_shared"] == 14
