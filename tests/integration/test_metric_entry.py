@@ -49,6 +49,7 @@ def evaluation_run(tmp_path: Path, name: str, generations: Path, uri: str):
                             tags={"polyreason.model_tag": name, "polyreason.stage": "evaluation"})
     log_benchmark_task.fn(run, "mgsm", ArtifactRef(str(tmp_path / name / "report"), "r"),
                           ArtifactRef(str(scores), "s", {"errors": 0}), [])
+    tracking.finish_run(run)  # closed as the flow closes it: no run of this test stays open for later ones
     return run, json.loads(scores.read_text(encoding="utf-8"))
 
 
