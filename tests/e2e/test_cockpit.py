@@ -269,6 +269,11 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
                    {q["key"]: q["value"] for q in p["data"]["params"]}.get("evaluation.sampling.seed") == "1")
     evaluation = mlflow.runs(f"tags.mlflow.parentRunId = '{browser['info']['run_id']}' and "
                              "tags.`polyreason.model_tag` = 'grpo'")[0]
+    (measured,) = [m["model_id"] for m in mlflow.run(evaluation["info"]["run_id"])["inputs"]["model_inputs"]]
+    page.goto(f"{mlflow_url}/#/experiments/{experiment}/models/{measured}", wait_until="domcontentloaded")
+    page.get_by_text("evaluation/mgsm/fr/accuracy", exact=True).first.wait_for()  # its metrics, on its page
+    assert page.get_by_text(re.compile(r"^Metrics \(0\)$")).count() == 0
+    shots(page, "7b-mlflow-evaluated-model-metrics")
     table = run_tree_artifacts(stack["api"], flow_run_id(stack["api"], "started-in-the-browser"))[
         "tiny-evaluation-grpo-metrics"][0]
     page.goto(f"{prefect}/runs/flow-run/{table.flow_run_id}", wait_until="domcontentloaded")
