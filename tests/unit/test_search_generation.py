@@ -6,9 +6,8 @@ import pytest
 
 from components.generation.base import Completion
 from components.generation.search_loop import SearchGenerator
-from components.retrieval import build_index, load_retriever
 from components.settings import SamplingSettings
-from components.settings.search import RetrievalSettings, SearchSettings
+from components.settings.search import SearchSettings
 
 SCRIPTS = {  # prompt -> the model's turns, in order
     "Q1 ": ["<think>look it up</think><search> capitale du Japon </search>", "<search> Tokio 東京 </search>",
@@ -45,13 +44,6 @@ def tokenizer():
     from tests.helpers.tiny_model import build_tokenizer
 
     return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def retriever(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("index")
-    build_index(RetrievalSettings(), directory)
-    return load_retriever(directory, RetrievalSettings())
 
 
 def run(tokenizer, retriever, prompts, sampling=None, **settings):

@@ -6,8 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.retrieval import build_index, load_retriever
-from components.settings.lcrl import LcRLSettings, RetrievalSettings
+from components.settings.lcrl import LcRLSettings
 from components.training import search_loop
 from components.training.search_loop import SearchRollout
 
@@ -24,13 +23,6 @@ def tokenizer():
     from tests.helpers.tiny_model import build_tokenizer
 
     return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def retriever(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("index")
-    build_index(RetrievalSettings(), directory)
-    return load_retriever(directory, RetrievalSettings())
 
 
 def run(monkeypatch, tokenizer, retriever, prompts, budget=4000, **settings):
