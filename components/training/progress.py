@@ -7,7 +7,9 @@ computed and ``state.global_step`` the step reached. ``ProgressCallback``
 reports one line on the progress logger (``components.progress``) per logging
 step, and after a step when ``every_s`` seconds passed without a line; the time
 left is this run's pace so far (a resumed run counts from where it resumed).
-Only the main process reports.
+The last step's line is left to ``on_train_end`` (its "done in"): reported from
+``on_step_end`` too, before that step's numbers are logged, a log would end with
+two "done" lines holding different losses. Only the main process reports.
 
 >>> class State: global_step, max_steps, is_world_process_zero = 0, 4, True
 >>> lines = []
@@ -17,9 +19,10 @@ Only the main process reports.
 >>> state.global_step = 1
 >>> cb.on_log(None, state, None, logs={"loss": 2.0})
 >>> state.global_step = 4
+>>> cb.on_step_end(None, state, None)  # the last step: its line comes at the end
 >>> cb.on_train_end(None, state, None)
 >>> [line for _, line, _ in lines]
-['sft: step 1/4, loss 2.000, 30s left', 'sft: step 4/4, loss 2.000, done in 20s']
+['sft: step 1/4, loss 2.000, 30s left', 'sft: step 4/4, loss 2.000, done in 30s']
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ class ProgressCallback(_Callback):
         self._line(state, final=True)
 
     def _line(self, state: Any, final: bool) -> None:
-        if not state.is_world_process_zero:
+        if not state.is_world_process_zero or (not final and 0 < state.max_steps <= state.global_step):
             return
         now = self.clock()
         self.last_line_at = now
