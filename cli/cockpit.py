@@ -112,7 +112,8 @@ def _paper_table(paper: Optional[str], project_dir: Path) -> Optional[str]:
 
 
 def compare(items: list[str] = typer.Argument(..., help="Run ids, a recipe's parent run id, or models:/NAME/VERSION."),
-            baseline: Optional[str] = typer.Option(None, help="The model label deltas are taken against."),
+            baseline: Optional[str] = typer.Option(None, help="The model label deltas are taken against "
+                                            "(the first by default), or 'previous': each model against the one before it."),
             paper: Optional[str] = typer.Option(None, help="Hold the runs against a paper's table: a paper profile "
                                                 "(profiles/NAME.yaml), its table file, or its name."),
             as_json: bool = typer.Option(False, "--json", help="Print the comparison (and paper) rows as JSON."),

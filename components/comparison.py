@@ -11,7 +11,8 @@ or an evaluation run's joined generations table). Output:
   beside it, then the metric table's other ``compared`` entries; for a QA benchmark the QA
   table's: ``fem``, ``c3recall``, ``clr``), each with its standard
   error and n, and, for
-  every model but the baseline, ``<metric>_delta`` with a paired 95% confidence interval
+  every model but the baseline, ``<metric>_delta`` (minus its ``reference``: the baseline, or with
+  ``baseline="previous"`` the model listed before it) with a paired 95% confidence interval
   ``<metric>_delta_low`` / ``_delta_high``, ``<metric>_delta_significant`` (see "The mark"
   below) and ``n_shared`` (the problems both models answered);
 * MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (errors, counts, deltas
@@ -73,8 +74,45 @@ METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metri
 PAIRED = Bootstrap(resamples=2000, seed=0)
 MIN_SHARED = 6  # fewest shared problems on which a paired test can reach 5% (2 / 2**6 < 0.05)
 OVERALL = "overall"
+PREVIOUS = "previous"  # the baseline meaning "each model against the one listed before it"
 LEGEND = ("value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
           f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)")
+
+
+def references(models: Sequence[str], baseline: str) -> dict[str, str | None]:
+    """The model each model's deltas are taken against (``None``: it has none).
+
+    A named baseline serves every other model. ``previous`` chains them in the order given, so a
+    recipe's table shows what each stage added to the one before it (SFT against the base model,
+    GRPO against SFT) instead of every stage's total against the base model.
+
+    >>> references(["base", "sft", "grpo"], "base")
+    {'base': None, 'sft': 'base', 'grpo': 'base'}
+    >>> references(["base", "sft", "grpo"], "previous")
+    {'base': None, 'sft': 'base', 'grpo': 'sft'}
+    """
+    if baseline == PREVIOUS:
+        return {model: models[index - 1] if index else None for index, model in enumerate(models)}
+    return {model: None if model == baseline else baseline for model in models}
+
+
+def baseline_text(models: Sequence[str], baseline: str) -> str:
+    """What the deltas are minus, in words: ``base``, or ``the model before it (sft - base, grpo - sft)``.
+
+    >>> baseline_text(["base", "sft", "grpo"], "previous")
+    'the model before it (sft - base, grpo - sft)'
+    """
+    if baseline != PREVIOUS:
+        return baseline
+    pairs = [f"{model} - {reference}" for model, reference in references(models, baseline).items() if reference]
+    return f"the model before it ({', '.join(pairs)})"
+
+
+def check_baseline(models: Sequence[str], baseline: str) -> None:
+    """Refuse a baseline that is neither one of the compared models nor ``previous``."""
+    if baseline != PREVIOUS and baseline not in models:
+        raise ValueError(f"baseline {baseline!r} is not among the compared models ({', '.join(models)}) "
+                         f"nor {PREVIOUS!r} (each model against the one before it)")
 
 
 def language_tables(metrics: Mapping[str, float], headline: str = "accuracy") -> dict[str, list[dict]]:
@@ -108,8 +146,10 @@ def benchmark_columns(benchmark: str | None, rows: Sequence[Mapping[str, Any]]) 
 
 
 def comparison_columns(tables: Tables, baseline: str) -> tuple[str, ...]:
-    """The metrics compared: each benchmark's of the baseline (``benchmark_columns``), in order, once each."""
-    found = [benchmark_columns(bench, rows) for bench, rows in tables.get(baseline, {}).items()]
+    """The metrics compared: each benchmark's of the baseline (``benchmark_columns``; with ``previous``, of the
+    first model), in order, once each."""
+    first = next(iter(tables), baseline) if baseline == PREVIOUS else baseline
+    found = [benchmark_columns(bench, rows) for bench, rows in tables.get(first, {}).items()]
     return tuple(dict.fromkeys(name for names in found or [benchmark_columns(None, [])] for name in names))
 
 
@@ -175,24 +215,28 @@ def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
 def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None = None,
                     scored: Scored | None = None, bootstrap: Bootstrap = PAIRED,
                     in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> list[dict[str, Any]]:
-    """One row per (benchmark, language, model), in model order, with paired deltas to ``baseline``;
-    a language group's row (``in_domain``, ``all``, a resource level) pairs over its member languages."""
+    """One row per (benchmark, language, model), in model order, with paired deltas to ``baseline`` (a model,
+    or ``previous``: ``references``) and the model they are minus as ``reference``; a language group's row
+    (``in_domain``, ``all``, a resource level) pairs over its member languages."""
     names = tuple(metrics or comparison_columns(tables, baseline))
     scored = scored or {}
-    base = {(bench, row["lang"]): row for bench, rows in tables.get(baseline, {}).items() for row in rows}
+    against = references(list(tables), baseline)
     out = []
     for model, benchmarks in tables.items():
+        reference_model = against[model]
+        base = {(bench, row["lang"]): row for bench, rows in tables.get(reference_model, {}).items() for row in rows}
         for bench, rows in benchmarks.items():
             own = [name for name in names if metric_for(name).kind == kind_of(bench)]  # a QA cell has no LCPR
             for row in rows:
                 entry = {"benchmark": bench, "lang": row["lang"], "model": model,
                          **{key: _number(row.get(key)) for m in names for key in (m, m + STDERR, m + COUNT)}}
                 reference = base.get((bench, row["lang"]))
-                if model != baseline and reference is not None:
-                    mine, theirs = scored.get(model, {}).get(bench), scored.get(baseline, {}).get(bench)
+                if reference is not None:
+                    mine, theirs = scored.get(model, {}).get(bench), scored.get(reference_model, {}).get(bench)
                     paired = None if mine is None or theirs is None else _paired(
                         mine, theirs, row["lang"], [metric_for(name) for name in own], bootstrap, in_domain)
                     _deltas(entry, reference, own, paired)
+                    entry["reference"] = reference_model
                 out.append(entry)
     return sorted(out, key=lambda r: (r["benchmark"], r["lang"], list(tables).index(r["model"])))
 
@@ -273,7 +317,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequ
     """The comparison as fixed-width text: one block per metric, one line per (benchmark, language)."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows))
-    lines = [LEGEND.format(baseline=baseline)]
+    lines = [LEGEND.format(baseline=baseline_text(models, baseline))]
     for name in metrics or compared():
         measured = [cell for cell in cells if any(r.get(name) is not None for r in rows
                                                   if (r["benchmark"], r["lang"]) == cell)]
@@ -302,16 +346,16 @@ def write_comparison(tables: Tables, baseline: str, out_dir: str | Path,
                      scored: Mapping[str, Mapping[str, str | Path]] | None = None,
                      in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES) -> list[dict[str, Any]]:
     """Write ``comparison.json``, ``comparison.txt`` and one ``<benchmark>_accuracy_vs_lcpr.png`` per
-    benchmark into ``out_dir``; return the rows. The baseline must be one of the models; ``scored``
-    names each model's scored-rows file per benchmark (``read_scored_rows``)."""
-    if baseline not in tables:
-        raise ValueError(f"baseline {baseline!r} is not among the compared models ({', '.join(tables)})")
+    benchmark into ``out_dir``; return the rows. The baseline must be one of the models or ``previous``;
+    ``scored`` names each model's scored-rows file per benchmark (``read_scored_rows``)."""
+    check_baseline(list(tables), baseline)
     rows_of = {model: {bench: read_scored_rows(path, bench) for bench, path in files.items()}
                for model, files in (scored or {}).items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     columns = comparison_columns(tables, baseline)
-    headline = {bench: benchmark_columns(bench, bench_rows)[0] for bench, bench_rows in tables[baseline].items()}
+    first = next(iter(tables)) if baseline == PREVIOUS else baseline
+    headline = {bench: benchmark_columns(bench, bench_rows)[0] for bench, bench_rows in tables[first].items()}
     rows = [{**row, "headline": headline.get(row["benchmark"], columns[0])}
             for row in comparison_rows(tables, baseline=baseline, metrics=columns, scored=rows_of, in_domain=in_domain)]
     (out / "comparison.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.comparison import LEGEND, delta_text, value_text
+from components.comparison import LEGEND, PREVIOUS, baseline_text, delta_text, value_text
 from components.language import is_supported
 from components.metrics.aggregate import COUNT, STDERR
 
@@ -123,7 +123,7 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str) -> str
     model (``components.comparison``'s texts: value ±1 standard error (n), delta with its paired interval)."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     names = list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
-    out = [LEGEND.format(baseline=baseline)]
+    out = [LEGEND.format(baseline=baseline_text(models, baseline))]
     for name in names:
         cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows if r.get(name) is not None))
         if not cells:  # a metric of another kind of benchmark
@@ -158,5 +158,6 @@ def recipe_summary(profile: str, run_link: str, rows: Sequence[Mapping[str, Any]
                    registered: Mapping[str, Any] | None) -> str:
     """The recipe's markdown summary: its MLflow run, the comparison to ``baseline`` and the registered version."""
     comparison = comparison_markdown(rows, baseline) if rows else "no models were evaluated"
-    return "\n".join([f"# Recipe {profile}", "", f"MLflow run: {run_link}", "", f"## Compared to {baseline}", "",
+    against = "the model before each" if baseline == PREVIOUS else baseline
+    return "\n".join([f"# Recipe {profile}", "", f"MLflow run: {run_link}", "", f"## Compared to {against}", "",
                       comparison, "", "## Registered", "", registered_text(registered), ""])

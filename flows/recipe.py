@@ -63,7 +63,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
         evaluations = [run_stage("evaluation", evaluation_flow, profile, model=model, parent=parent,
                                  logged_model=logged.get(model.tag)) for model in models]
         in_domain = list(profile.evaluation.scoring.in_domain) if profile.evaluation else None
-        comparison = comparison_task(evaluations, "base", project, in_domain) if evaluations else None
+        comparison = comparison_task(evaluations, plan.baseline, project, in_domain) if evaluations else None
         if comparison is not None:
             log_comparison_task(parent, comparison)
         log_fanout_task(parent, fanout)
@@ -80,7 +80,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
                                  "grpo": grpo and grpo.run_id, "audit": audit and audit.run_id,
                                  **{f"evaluation-{e.model.tag}": e.run_id for e in evaluations}})
     publish_stage_run(parent, project, f"{profile.name}-recipe")
-    publish_recipe_summary(parent, project, f"{profile.name}-recipe", comparison, "base", registered)
+    publish_recipe_summary(parent, project, f"{profile.name}-recipe", comparison, plan.baseline, registered)
     return RecipeOutputs(run_id=parent.run_id, run_url=tracking.run_url(parent), flow_run_id=flow_run.get_id(),
                          evaluations=evaluations,
                          comparison=comparison, audit=audit, registered=registered, data=data, sft=sft, rl=rl,

@@ -40,7 +40,8 @@ class RecipePlan:
     ``rejection_policy``: the model rejection sampling samples when the profile names one (else the SFT
     model, run as ``sft_model`` says); ``evaluation_model``: how every evaluated model runs (backend,
     sampling of the evaluation); ``registry``: what the final model is registered as, under ``name``;
-    ``fans_out``: the models' generations are made at once, as tasks on the profile's task runner.
+    ``fans_out``: the models' generations are made at once, as tasks on the profile's task runner;
+    ``baseline``: what the comparison's deltas are minus (``evaluation.baseline``).
     """
 
     name: str
@@ -52,18 +53,36 @@ class RecipePlan:
     evaluation_model: ModelSettings | None = None
     registry: RegistrySettings | None = None
     fans_out: bool = False
+    baseline: str = "base"
 
     @classmethod
     def of(cls, profile: Profile, stages: list[str] | None, tracking_uri: str) -> RecipePlan:
         rejection = profile.data.rejection if profile.data else None
-        return cls(name=profile.name, stages=tuple(planned_stages(profile, stages)), tags=recipe_tags(profile),
+        plan = cls(name=profile.name, stages=tuple(planned_stages(profile, stages)), tags=recipe_tags(profile),
                    tracking_uri=tracking_uri, sft_model=profile.sft.model if profile.sft else None,
                    rejection_policy=rejection.policy if rejection else None,
                    evaluation_model=profile.evaluation.model if profile.evaluation else None, registry=profile.registry,
-                   fans_out=profile.execution.fans_out)
+                   fans_out=profile.execution.fans_out,
+                   baseline=profile.evaluation.baseline if profile.evaluation else "base")
+        plan.check_baseline()
+        return plan
 
     def runs(self, stage: str) -> bool:
         return stage in self.stages
+
+    def evaluated(self) -> list[str]:
+        """The labels of the models this run evaluates, in order (``evaluation_models``)."""
+        if not self.runs("evaluation"):
+            return []
+        return ["base", *(tag for tag in ("sft", "grpo") if self.runs(tag))]
+
+    def check_baseline(self) -> None:
+        """Refuse, before any stage runs, a comparison baseline this run does not evaluate."""
+        evaluated = self.evaluated()
+        if evaluated and self.baseline != "previous" and self.baseline not in evaluated:
+            raise ValueError(f"evaluation.baseline {self.baseline!r} is not evaluated by this run (it evaluates "
+                             f"{', '.join(evaluated)}: the stages {', '.join(self.stages)}); choose one of them or "
+                             "'previous'")
 
 
 def planned_stages(profile: Profile, stages: list[str] | None) -> list[str]:

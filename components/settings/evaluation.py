@@ -117,7 +117,10 @@ class EvaluationSettings(StrictSettings):
 
     ``search``: the retrieval loop QA benchmarks are answered with (LcRL's test-time
     retrieval, ``components.generation.search_loop``); set exactly when a QA benchmark
-    is listed.
+    is listed. ``baseline``: what the recipe's comparison of its evaluated models takes
+    each delta against: one of them (``base``, ``sft``, ``grpo``), or ``previous``, each
+    model against the one evaluated before it (SFT - base, GRPO - SFT: what each stage
+    added). ``polyreason compare --baseline`` chooses the same for a comparison of runs.
     """
 
     model: ModelSettings = Field(default_factory=ModelSettings)
@@ -126,6 +129,7 @@ class EvaluationSettings(StrictSettings):
     benchmarks: list[BenchmarkSettings] = Field(default_factory=list)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     search: SearchSettings | None = None
+    baseline: Literal["base", "sft", "grpo", "previous"] = "base"
 
     def qa_benchmarks(self) -> list[str]:
         """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics)."""

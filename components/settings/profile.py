@@ -11,7 +11,7 @@ a test) is refused for the same reasons with the same words:
   stages they come from there (``grpo.model`` then only says how GRPO runs the
   SFT model: backend, precision, chat template);
 * a recipe evaluates its base model and the models trained from it, and
-  registers a trained model;
+  registers a trained model; its comparison's baseline is one of those models;
 * the audit needs generations (a file, or the evaluation section to produce
   them), a packaged or readable stress table with the languages asked for, and
   a prompt style the number-only probe can rewrite;
@@ -232,6 +232,10 @@ def recipe_problems(profile: Profile) -> list[str]:
         problems.append("evaluation.model.adapter: a recipe evaluates the adapters it trains; leave it unset")
     if profile.registry is not None and sft is None:
         problems.append("registry: only a trained model is registered; the profile has no sft section")
+    baseline = evaluation.baseline if evaluation is not None else "base"
+    if baseline in ("sft", "grpo") and getattr(profile, baseline) is None:
+        problems.append(f"evaluation.baseline: {baseline!r} is evaluated only after a {baseline} stage, and the "
+                        f"profile has no {baseline} section; use base or previous")
     return problems
 
 

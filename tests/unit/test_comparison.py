@@ -131,3 +131,24 @@ def test_a_language_group_is_paired_as_the_mean_of_its_languages():
     assert 0.5 < group["accuracy_delta_low"] and group["accuracy_delta_high"] == 1.0
     everything = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "all"))
     assert everything["accuracy_delta"] == pytest.approx((0.0 + 0.875 + 1.0) / 3) and everything["n_shared"] == 14
+
+
+def test_previous_takes_each_model_against_the_one_before_it(tmp_path):
+    # base right on 4 of 8, SFT on none (it forgot), GRPO on all 8: against the base model GRPO gains 0.5,
+    # against SFT, the model it was trained from, 1.0
+    tables = {model: {"mgsm": [{"lang": "fr", "accuracy": None}]} for model in ("base", "sft", "grpo")}
+    answers = {"base": [True] * 4 + [False] * 4, "sft": [False] * 8, "grpo": [True] * 8}
+    files = {}
+    for model, correct in answers.items():
+        (tmp_path / f"{model}.jsonl").write_text("\n".join(json.dumps(row) for row in scored(correct)) + "\n")
+        files[model] = {"mgsm": tmp_path / f"{model}.jsonl"}
+    rows = write_comparison(tables, "previous", tmp_path / "out", files)
+    by_model = {r["model"]: r for r in rows}
+    assert "reference" not in by_model["base"] and by_model["base"].get("accuracy_delta") is None
+    assert (by_model["sft"]["reference"], by_model["sft"]["accuracy_delta"]) == ("base", -0.5)
+    assert (by_model["grpo"]["reference"], by_model["grpo"]["accuracy_delta"]) == ("sft", 1.0)
+    assert by_model["grpo"]["accuracy_delta_significant"] is True and by_model["grpo"]["n_shared"] == 8
+    legend = (tmp_path / "out" / "comparison.txt").read_text().splitlines()[0]
+    assert "Δ = minus the model before it (sft - base, grpo - sft)" in legend
+    assert comparison_rows(tables, "base", scored={m: {"mgsm": scored(c)} for m, c in answers.items()},
+                           metrics=["accuracy"])[2]["accuracy_delta"] == 0.5  # grpo - base, for contrast

@@ -95,3 +95,14 @@ def test_shipped_profiles_survive_a_round_trip_through_json(path):
 
     profile = load_profile(path)
     assert Profile.model_validate(profile.model_dump(mode="json")) == profile
+
+
+def test_a_comparison_baseline_the_recipe_does_not_evaluate_is_refused_at_load():
+    evaluation = {"baseline": "grpo", "benchmarks": [{"name": "mgsm", "languages": ["en"]}]}
+    with pytest.raises(ValueError, match="evaluation.baseline: 'grpo' is evaluated only after a grpo stage"):
+        load_profile_dict({"name": "x", "sft": {}, "evaluation": evaluation})
+    for baseline in ("base", "sft", "previous"):
+        loaded = load_profile_dict({"name": "x", "sft": {}, "evaluation": {**evaluation, "baseline": baseline}})
+        assert loaded.evaluation.baseline == baseline
+    with pytest.raises(ValueError, match="evaluation.baseline"):
+        load_profile_dict({"name": "x", "evaluation": {**evaluation, "baseline": "first"}})

@@ -67,6 +67,8 @@ def test_the_recipe_summary_shows_each_model_with_its_error_and_each_delta_with_
     assert "| mgsm | fr | 0.250 ±0.125 (n 8) | 0.500 ±0.250 (n 8) Δ +0.250 [+0.000, +0.500] (8 shared) |" in text
     assert "**lcpr**" not in text  # measured by no model: no table
     assert text.endswith("## Registered\n\n`models:/demo/2` (alias `candidate`)\n")
+    chained = recipe_summary("demo-recipe", "sqlite:///x (run abc)", ROWS, "previous", None)
+    assert "## Compared to the model before each" in chained and "Δ = minus the model before it (grpo - base)" in chained
 
 
 def test_a_recipe_without_evaluations_or_registry_says_so():
