@@ -60,11 +60,12 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.metrics.aggregate import COUNT, IN_DOMAIN_LANGUAGES, STDERR, language_groups
+from components.metrics.aggregate import COUNT, GROUP_NAMES, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
 from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
 
@@ -74,6 +75,7 @@ METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metri
 PAIRED = Bootstrap(resamples=2000, seed=0)
 MIN_SHARED = 6  # fewest shared problems on which a paired test can reach 5% (2 / 2**6 < 0.05)
 OVERALL = "overall"
+LEGEND_WIDTH = 110  # the text table's legend is wrapped to this many characters
 PREVIOUS = "previous"  # the baseline meaning "each model against the one listed before it"
 LEGEND = ("value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
           f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)")
@@ -238,7 +240,18 @@ def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None
                     _deltas(entry, reference, own, paired)
                     entry["reference"] = reference_model
                 out.append(entry)
-    return sorted(out, key=lambda r: (r["benchmark"], r["lang"], list(tables).index(r["model"])))
+    return sorted(out, key=lambda r: (r["benchmark"], *lang_order(r["lang"]), list(tables).index(r["model"])))
+
+
+def lang_order(lang: str) -> tuple[int, str]:
+    """Languages first (alphabetically), then the groups of several (``in_domain`` ... ``all``), ``overall`` last.
+
+    >>> sorted(["overall", "th", "in_domain", "en"], key=lang_order)
+    ['en', 'th', 'in_domain', 'overall']
+    """
+    if lang == OVERALL:
+        return 2, ""
+    return (1, f"{GROUP_NAMES.index(lang):02d}") if lang in GROUP_NAMES else (0, lang)
 
 
 def comparison_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -317,19 +330,29 @@ def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequ
     """The comparison as fixed-width text: one block per metric, one line per (benchmark, language)."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows))
-    lines = [LEGEND.format(baseline=baseline_text(models, baseline))]
+    lines = textwrap.wrap(LEGEND.format(baseline=baseline_text(models, baseline)), width=LEGEND_WIDTH)
     for name in metrics or compared():
         measured = [cell for cell in cells if any(r.get(name) is not None for r in rows
                                                   if (r["benchmark"], r["lang"]) == cell)]
         if not measured:  # a metric of another kind of benchmark
             continue
-        lines += ["", name, "  ".join([f"{'benchmark':<10}", f"{'lang':<8}", *(f"{m:<48}" for m in models)]).rstrip()]
+        table = [["benchmark", "lang", *models]]
         for bench, lang in measured:
             found = {r["model"]: r for r in rows if (r["benchmark"], r["lang"]) == (bench, lang)}
-            texts = [(value_text(found[m], name) + "  " + delta_text(found[m], name)).strip() if m in found
-                     else "-" for m in models]
-            lines.append("  ".join([f"{bench:<10}", f"{lang:<8}", *(f"{t:<48}" for t in texts)]).rstrip())
+            table.append([bench, lang, *((value_text(found[m], name) + "  " + delta_text(found[m], name)).strip()
+                                         if m in found else "-" for m in models)])
+        lines += ["", name, *aligned(table)]
     return "\n".join(lines)
+
+
+def aligned(table: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of cells as lines, each column padded to its widest cell (two spaces between columns).
+
+    >>> aligned([["lang", "base"], ["in_domain", "0.5"]])
+    ['lang       base', 'in_domain  0.5']
+    """
+    widths = [max(len(cell) for cell in column) for column in zip(*table)]
+    return ["  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)).rstrip() for row in table]
 
 
 def in_domain_row(benchmark: str, metrics: Mapping[str, float], headline: str) -> list[dict[str, Any]]:

@@ -67,6 +67,7 @@ RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
     "mid": ("ja", "ko", "pt", "ru", "de"),
     "high": ("fr", "en", "es", "zh"),
 }
+GROUP_NAMES: tuple[str, ...] = ("in_domain", "out_of_domain", *RESOURCE_LEVELS, "all")  # ``language_groups``' keys
 SHORT_PREFIX = "n_short_"
 STDERR, COUNT = "_stderr", "_n"
 BREAKDOWNS = ("macro_over", "subsets", "pooled", "languages")

@@ -11,6 +11,7 @@ from components.comparison import (
     comparison_columns,
     comparison_metrics,
     comparison_rows,
+    format_table,
     write_comparison,
 )
 
@@ -148,7 +149,19 @@ def test_previous_takes_each_model_against_the_one_before_it(tmp_path):
     assert (by_model["sft"]["reference"], by_model["sft"]["accuracy_delta"]) == ("base", -0.5)
     assert (by_model["grpo"]["reference"], by_model["grpo"]["accuracy_delta"]) == ("sft", 1.0)
     assert by_model["grpo"]["accuracy_delta_significant"] is True and by_model["grpo"]["n_shared"] == 8
-    legend = (tmp_path / "out" / "comparison.txt").read_text().splitlines()[0]
-    assert "Δ = minus the model before it (sft - base, grpo - sft)" in legend
+    text = (tmp_path / "out" / "comparison.txt").read_text()
+    legend = text.split("\n\n")[0]
+    assert "Δ = minus the model before it (sft - base, grpo - sft)" in " ".join(legend.splitlines())
+    assert max(len(line) for line in legend.splitlines()) <= 110  # wrapped for a terminal
     assert comparison_rows(tables, "base", scored={m: {"mgsm": scored(c)} for m, c in answers.items()},
                            metrics=["accuracy"])[2]["accuracy_delta"] == 0.5  # grpo - base, for contrast
+
+
+def test_the_text_table_lists_languages_before_groups_with_columns_as_wide_as_their_cells():
+    tables = {model: {"mgsm": [{"lang": lang, "accuracy": 0.5, "accuracy_n": 8}
+                               for lang in ("overall", "th", "in_domain", "en")]} for model in ("base", "grpo")}
+    lines = format_table(comparison_rows(tables, "base", metrics=["accuracy"]), "base", ["accuracy"]).splitlines()
+    block = lines[lines.index("accuracy") + 1:]
+    assert [line.split()[1] for line in block[1:]] == ["en", "th", "in_domain", "overall"]
+    assert len({line.index("0.500") for line in block[1:]}) == 1  # the base column starts at one place in every row
+    assert block[0].index("base") == block[1].index("0.500")
