@@ -178,18 +178,14 @@ def verify_rows_table(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return table
 
 
-def fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    return "\n".join("  ".join(f"{cell:<{width}}" for cell, width in zip(line, widths)).rstrip()
-                     for line in [header, *rows])
-
-
 def verify_text(result: Mapping[str, Any], verifier: str) -> str:
     """The verdicts per language: accuracy, FNR and FPR with Wilson 95% intervals and their n."""
+    from components.comparison import aligned
+
     header = ["lang", "accuracy", "FNR (wrongly rejected)", "FPR (wrongly accepted)"]
     lines = [f"verifier {verifier}: accuracy = share of answers it accepts as the gold; FNR/FPR over the rows whose "
-             "`expected` gives the right verdict; 95% Wilson interval and n", "", fixed_width(header, verify_rows_table(result["rows"]))]
+             "`expected` gives the right verdict; 95% Wilson interval and n", "",
+             *aligned([header, *verify_rows_table(result["rows"])])]
     gap = (result.get("aggregate", {}).get("overall") or {}).get("fnr_gap")
     if gap is not None:
         lines.append(f"\nFNR gap between languages (largest - smallest): {gap:.3f}")
