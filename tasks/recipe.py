@@ -67,8 +67,9 @@ def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project
 
     tables = {e.model.tag: {name: rows(name, b.report.path) for name, b in e.benchmarks.items()} for e in evaluations}
     scored = {e.model.tag: {name: b.scores.path for name, b in e.benchmarks.items()} for e in evaluations}
-    identity = [[e.model.tag, e.model.fingerprint, [[b.report.fingerprint, b.scores.fingerprint]
-                                                    for b in e.benchmarks.values()]] for e in evaluations]
+    identity = [[[e.model.tag, e.model.fingerprint, [[b.report.fingerprint, b.scores.fingerprint]
+                                                     for b in e.benchmarks.values()]] for e in evaluations],
+                baseline, in_domain]  # another baseline or language group is another table, in its own directory
     return project.produce("comparison", identity, ".", lambda out: Made(
         summary={"rows": write_comparison(tables, baseline, out, scored, in_domain or IN_DOMAIN_LANGUAGES)},
         fingerprint=file_fingerprint(out / "comparison.json")))
