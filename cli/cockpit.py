@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -27,20 +26,30 @@ def _fail(message: str) -> None:
 
 
 def up(project_dir: Path = PROJECT_OPTION,
-       prefect_port: Optional[int] = typer.Option(None, help="Port of the Prefect server (default 4200, or a free one)."),
-       mlflow_port: Optional[int] = typer.Option(None, help="Port of the MLflow server (default 5000, or a free one).")
+       prefect_port: Optional[int] = typer.Option(None, help="Port of the Prefect server (default 4200, or a free "
+                                                  "one; 0: a free one)."),
+       mlflow_port: Optional[int] = typer.Option(None, help="Port of the MLflow server (default 5000, or a free one; "
+                                                 "0: a free one).")
        ) -> None:
     """Start the project's Prefect server and MLflow tracking server on 127.0.0.1 and print their URLs."""
-    from cli.stack import StackError
-    from cli.stack import up as start_stack
+    from cli import interrupts
+    from cli import stack as stack_module
 
+    interrupts.describe(lambda signal_name, _: f"polyreason up: interrupted by {signal_name}; "
+                        + _stopped(stack_module.STOPPED))
     try:
-        stack, started = start_stack(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
-    except StackError as error:
-        _fail(str(error))
+        stack, started = stack_module.up(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
+    except stack_module.StackError as error:
+        _fail(f"{error}; {_stopped(stack_module.STOPPED)}")
     typer.echo(f"{'started' if started else 'already running'}:\n  Prefect UI  {stack.prefect_url}\n"
                f"  MLflow UI   {stack.mlflow_url}\nlater polyreason commands in {project_dir.resolve()} use them; "
                "next: polyreason deploy, then polyreason worker")
+
+
+def _stopped(stopped: list[str]) -> str:
+    """What a failed or interrupted ``up`` left: nothing, and what it stopped to get there."""
+    return (f"stopped what it had started ({', '.join(stopped)}); nothing is left running" if stopped
+            else "nothing was started")
 
 
 def down(project_dir: Path = PROJECT_OPTION) -> None:
@@ -76,24 +85,44 @@ def _require_server(project_dir: Path, command: str) -> None:
 
 def deploy(project_dir: Path = PROJECT_OPTION,
            pool: str = typer.Option("polyreason", help="The process work pool of the command deployments."),
-           profiles_dir: Optional[Path] = typer.Option(None, help="Profiles offered in the Run form (default profiles/).")
+           profiles_dir: Optional[Path] = typer.Option(None, help="Profiles offered in the Run form (default profiles/)."),
+           all_nightlies: bool = typer.Option(False, "--all-nightlies", help="Schedule the nightly re-evaluation of "
+                                              "every profile with a nightly section, not only of registered models.")
            ) -> None:
     """Register the deployments (recipe and every stage command, nightly evaluations, placed stages)."""
     _require_server(project_dir, "deploy")
+    from cli import interrupts
     from cli.deploy import deploy as register
 
-    for line in register(project_dir, pool=pool, profiles_dir=profiles_dir):
+    done: list[str] = []
+    interrupts.describe(lambda signal_name, _: f"polyreason deploy: interrupted by {signal_name}; {len(done)} "
+                        "deployment(s) registered; run it again to register every one (it updates them in place)")
+    _, skipped = register(project_dir, pool=pool, profiles_dir=profiles_dir, all_nightlies=all_nightlies, done=done)
+    for line in done:
         typer.echo(f"deployed {line}")
+    if skipped:
+        typer.echo(f"no nightly for {len(skipped)} profile(s) whose model is not registered yet "
+                   f"({', '.join(skipped)}); deploy again after a recipe registers one, or --all-nightlies")
     typer.echo(f"start a worker: polyreason worker --pool {pool} --project-dir {project_dir}")
 
 
 def worker(pool: str = typer.Option("polyreason", help="The work pool to serve."),
            project_dir: Path = PROJECT_OPTION) -> None:
-    """Serve a process work pool: each flow run of its deployments runs in its own process here."""
-    _require_server(project_dir, "worker")
-    from cli.deploy import worker_command
+    """Serve a process work pool: each flow run of its deployments runs in its own process here.
 
-    raise typer.Exit(code=subprocess.call(worker_command(pool)))
+    The ``prefect worker`` runs as a child under ``components.lifeline`` (``runtime.process.spawn``): SIGTERM or
+    Ctrl-C here ends it and the flow-run processes below it before this command exits, and a ``kill -9`` here
+    ends it too.
+    """
+    _require_server(project_dir, "worker")
+    from cli import interrupts
+    from cli.deploy import worker_command
+    from runtime.process import spawn
+
+    interrupts.describe(lambda signal_name, ended: f"polyreason worker: stopped by {signal_name}; ended "
+                        f"{', '.join(ended) or 'the prefect worker'} and the flow runs it was running")
+    child = spawn(worker_command(pool), f"prefect worker for pool {pool}")
+    raise typer.Exit(code=child.wait())
 
 
 def _paper_table(paper: Optional[str], project_dir: Path) -> Optional[str]:

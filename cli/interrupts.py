@@ -17,7 +17,9 @@ What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
 3. The CLI calls ``finish``: it closes what the unwinding missed (MLflow runs
    still open, flow runs this process started that are still running), and
    returns one line — what was kept, which runs were marked KILLED, the command
-   that resumes — and the exit code (130 for SIGINT, 143 for SIGTERM).
+   that resumes — and the exit code (130 for SIGINT, 143 for SIGTERM). A command
+   that keeps no steps (``up``, ``worker``, ``deploy``) says what it did instead:
+   it sets its own line with ``describe``.
 4. If the main thread has not finished ``DEADLINE_S`` after the signal (a call
    that does not return), the watcher does step 3 itself, runs the exit handlers
    (servers stopped at exit: a vLLM server, the temporary Prefect server) for at
@@ -32,6 +34,7 @@ import shlex
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 DEADLINE_S = 6.0
@@ -50,11 +53,18 @@ class Interrupted(KeyboardInterrupt):
 class _State:
     signum: int | None = None
     kept: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)  # child processes ended, e.g. "prefect worker (pid 12)"
+    describe: Callable[[str, list[str]], str] | None = None  # the command's own line (signal name, ended)
     finished: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 STATE = _State()
+
+
+def describe(line: Callable[[str, list[str]], str]) -> None:
+    """This command's interrupt line: ``line(signal name, child processes ended)``, instead of the recipe's."""
+    STATE.describe = line
 
 
 def install() -> None:
@@ -92,7 +102,7 @@ def _watch(read_end: int) -> None:
                 STATE.kept = _in_progress()
         from runtime.process import end_children
 
-        end_children()
+        STATE.ended += end_children()
         timer = threading.Timer(DEADLINE_S, _leave_now)
         timer.daemon = True
         timer.start()
@@ -147,11 +157,13 @@ def finish() -> tuple[str, int]:
     from runtime.abandoned import STARTED, crash_flow_runs
     from runtime.process import end_children
 
-    end_children()
+    STATE.ended += end_children()
     for run in tracking.open_runs():
         _bounded(tracking.finish_run, run, "KILLED")
     if STARTED:
         _bounded(crash_flow_runs, list(STARTED), f"interrupted by {signal.Signals(signum).name}")
+    if STATE.describe is not None:
+        return STATE.describe(signal.Signals(signum).name, list(STATE.ended)), 128 + signum
     return summary_line(signum, STATE.kept, list(tracking.KILLED)), 128 + signum
 
 

@@ -66,8 +66,16 @@ def free_port() -> int:
 
 
 def choose_port(service: str, asked: int | None) -> int:
-    """The port asked for (an error when taken), else the default, else a free one."""
+    """The port asked for (an error when taken), else the default, else a free one; 0 asks for a free one.
+
+    The port is chosen here, not by the server: the health check, the UI's API URL and ``stack.json`` all need
+    the number before the server listens (a server told ``--port 0`` binds a port nobody here knows).
+    """
+    if asked == 0:
+        return free_port()
     if asked is not None:
+        if not 0 < asked < 65536:
+            raise StackError(f"--{service}-port {asked}: not a TCP port (1-65535, or 0 for a free one)")
         if not port_free(asked):
             raise StackError(f"port {asked} (asked for {service}) is already taken; choose another or leave it out")
         return asked
@@ -88,6 +96,12 @@ def healthy(url: str) -> bool:
 
 
 def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a child of this process that ended is reaped, not counted as a zombie)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:  # not this process's child: ask the kernel
+        pass
     try:
         os.kill(pid, 0)
     except OSError:
@@ -119,18 +133,18 @@ def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Pope
         return subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def stop_pid(pid: int, timeout: float = 20) -> None:
-    """End a process and its group: SIGTERM, then SIGKILL after ``timeout``."""
+def stop_pids(pids: list[int], timeout: float = 20) -> None:
+    """End processes and their groups together: SIGTERM to every group, then SIGKILL to those left after ``timeout``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pid, sig)
-        except OSError:
-            return
+        left = [pid for pid in pids if alive(pid)]
+        for pid in left:
+            try:
+                os.killpg(pid, sig)
+            except OSError:
+                pass
         deadline = time.time() + timeout
-        while time.time() < deadline and alive(pid):
+        while time.time() < deadline and any(alive(pid) for pid in left):
             time.sleep(0.2)
-        if not alive(pid):
-            return
 
 
 def wait_healthy(urls: dict[str, str], processes: dict[str, subprocess.Popen], logs: dict[str, Path],
@@ -149,9 +163,20 @@ def wait_healthy(urls: dict[str, str], processes: dict[str, subprocess.Popen], l
                          + ", ".join(str(logs[name]) for name in waiting))
 
 
+ABANDON_GRACE_S = 2.0  # a server that did not come up gets this long after SIGTERM (inside an interrupt's deadline)
+STOPPED: list[str] = []  # what a failed or interrupted start stopped, e.g. "prefect (pid 12)"
+
+
 def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port: int | None = None,
        timeout: float = 180) -> tuple[Stack, bool]:
-    """Start the stack (or find it running); returns it and whether it was started now."""
+    """Start the stack (or find it running); returns it and whether it was started now.
+
+    The servers are recorded in ``stack.json`` as soon as they are spawned (``polyreason down`` finds them even
+    when this process is killed); a start that fails or is interrupted stops both and removes the record, also
+    from the exit handlers an interrupt's deadline runs.
+    """
+    import atexit
+
     project = Path(project_dir).resolve()
     running = read_stack(project)
     if running is not None and stack_healthy(running):
@@ -161,19 +186,28 @@ def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port:
     (project / ".prefect").mkdir(parents=True, exist_ok=True)
     logs = {name: project / ".polyreason" / "logs" / f"{name}.log" for name in ports}
     env = server_env(project, ports["prefect"])
-    processes = {"mlflow": start(mlflow_command(project, ports["mlflow"]), env, logs["mlflow"]),
-                 "prefect": start(prefect_command(ports["prefect"]), env, logs["prefect"])}
-    urls = {"prefect": f"http://127.0.0.1:{ports['prefect']}", "mlflow": f"http://127.0.0.1:{ports['mlflow']}"}
+    processes: dict[str, subprocess.Popen] = {}
+
+    def abandon() -> None:
+        stop_pids([p.pid for p in processes.values()], ABANDON_GRACE_S)
+        STOPPED.extend(f"{name} (pid {p.pid})" for name, p in processes.items())
+        state_file(project).unlink(missing_ok=True)
+
+    atexit.register(abandon)
     try:
+        processes["mlflow"] = start(mlflow_command(project, ports["mlflow"]), env, logs["mlflow"])
+        processes["prefect"] = start(prefect_command(ports["prefect"]), env, logs["prefect"])
+        urls = {"prefect": f"http://127.0.0.1:{ports['prefect']}", "mlflow": f"http://127.0.0.1:{ports['mlflow']}"}
+        stack = Stack(urls["prefect"], urls["mlflow"], {n: p.pid for n, p in processes.items()},
+                      {n: str(path) for n, path in logs.items()})
+        state_file(project).write_text(json.dumps(asdict(stack), indent=1), encoding="utf-8")
         wait_healthy({"prefect": f"{urls['prefect']}/api/health", "mlflow": f"{urls['mlflow']}/health"},
                      processes, logs, timeout)
     except BaseException:
-        for process in processes.values():
-            stop_pid(process.pid)
+        atexit.unregister(abandon)
+        abandon()
         raise
-    stack = Stack(urls["prefect"], urls["mlflow"], {n: p.pid for n, p in processes.items()},
-                  {n: str(path) for n, path in logs.items()})
-    state_file(project).write_text(json.dumps(asdict(stack), indent=1), encoding="utf-8")
+    atexit.unregister(abandon)
     return stack, True
 
 
@@ -194,8 +228,7 @@ def down(project_dir: str | Path) -> list[int]:
     stack = read_stack(project_dir)
     if stack is None:
         return []
-    for pid in stack.pids.values():
-        stop_pid(pid)
+    stop_pids(list(stack.pids.values()))
     state_file(project_dir).unlink()
     return list(stack.pids.values())
 

@@ -28,10 +28,10 @@ POLL_S = 0.5
 
 def end_descendants(signum: int = signal.SIGTERM) -> None:
     """Pass ``signum`` to every process below this one (this one ignores later signals)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # first: a second signal must not re-enter the import below
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import psutil
 
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for process in psutil.Process().children(recursive=True):
         try:
             process.send_signal(signum)

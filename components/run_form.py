@@ -8,10 +8,13 @@ drop-down, so both are generated from the profiles when ``polyreason deploy`` ru
 
 * ``overrides_help``: the parameter's description: how to write an override, and a
   few keys of the default profile with their current values;
-* ``deployment_description``: for every profile the command can run, a table of
-  every key of the sections it runs (``components.config.flatten``'s dotted keys, the
-  names an override takes) with its current value written as YAML, which is how
-  an override's value is read.
+* ``deployment_description``: a page's worth: what the command runs, how to
+  override, the keys people change with the default profile's values, and a link to
+  the full list;
+* ``keys_markdown``: the full list (a file ``polyreason deploy`` writes and the page
+  names): for every profile the command can run, a table of every key of the
+  sections it runs (``components.config.flatten``'s dotted keys, the names an override
+  takes) with its current value written as YAML, which is how an override's value is read.
 
 >>> yaml_text(None), yaml_text(True), yaml_text(5e-05), yaml_text('["fr", "ja"]')
 ('null', 'true', '5e-05', '["fr", "ja"]')
@@ -25,6 +28,10 @@ from typing import Any
 from components.config import flatten
 
 EXAMPLE_KEYS = ("grpo.learning_rate", "grpo.max_steps", "sft.max_steps", "evaluation.sampling.max_new_tokens")
+# the keys people change most, shown on the deployment's page with the default profile's values
+CHANGED_KEYS = ("data.languages", "sft.learning_rate", "sft.max_steps", "grpo.learning_rate", "grpo.max_steps",
+                "grpo.beta", "evaluation.benchmarks.0.limit", "evaluation.benchmarks.0.languages",
+                "evaluation.sampling.max_new_tokens", "registry.name", "tracking.experiment")
 
 
 def yaml_text(value: Any) -> str:
@@ -75,16 +82,30 @@ def profile_table(name: str, keys: Mapping[str, str]) -> str:
     return "\n".join(lines + [f"| `{key}` | {_cell(value)} |" for key, value in keys.items()])
 
 
-def deployment_description(command: str, help_text: str, keys: Mapping[str, Mapping[str, str]]) -> str:
-    """The deployment's markdown: what the command runs, how to override, and each profile's keys (``keys``:
-    profile name -> key -> current value, for the sections the command runs)."""
-    head = [f"**polyreason {command}**: {help_text}", "",
-            "Run > Custom run: pick a profile, then add `key=value` items to **overrides** (a dotted key below, "
-            "a value read as YAML: `grpo.learning_rate=5e-5`, `evaluation.benchmarks.0.limit=20`, "
-            "`evaluation.benchmarks.0.languages=[fr, ja]`). A key the profile does not have fails the run before "
-            "any work, naming the key.", "",
-            f"## Keys and current values of the {len(keys)} profile(s) this command runs"]
-    return "\n\n".join(["\n".join(head), *(profile_table(name, found) for name, found in keys.items())])
+def keys_markdown(command: str, keys: Mapping[str, Mapping[str, str]]) -> str:
+    """Every key of every profile ``command`` runs, with its current value (``keys``: profile -> key -> value)."""
+    head = f"## polyreason {command}: the keys and current values of the {len(keys)} profile(s) it runs"
+    return "\n\n".join([head, *(profile_table(name, found) for name, found in keys.items())])
+
+
+def deployment_description(command: str, help_text: str, default: str, keys: Mapping[str, str],
+                           full_list: str) -> str:
+    """The deployment's page: what it runs, how to override, the keys people change (``keys``: the default
+    profile's key -> current value), and where the full list is (``full_list``, a link or a file).
+
+    >>> text = deployment_description("sft", "Train.", "demo", {"sft.max_steps": "-1"}, "[all keys](http://x)")
+    >>> "`sft.max_steps=-1`" in text and text.endswith("[all keys](http://x)")
+    True
+    """
+    changed = [key for key in CHANGED_KEYS if key in keys] or list(keys)[:5]
+    lines = [f"**polyreason {command}**: {help_text}", "",
+             "Run > Custom run: pick a **profile**, then add `key=value` items to **overrides** (a dotted key, a "
+             "value read as YAML, e.g. `evaluation.benchmarks.0.languages=[fr, ja]`). A key the profile does not "
+             "have fails the run before any work, naming the key.", "",
+             f"Keys people change ({default}'s current values):", "",
+             *(f"- `{key}={_cell(keys[key])}`" for key in changed), "",
+             f"Every key of every profile, with its current value: {full_list}"]
+    return "\n".join(lines)
 
 
 def overrides_help(default: str, keys: Mapping[str, str]) -> str:

@@ -41,7 +41,8 @@ def stack(tmp_path_factory, tiny_model_dir, shared_data):
     state = json.loads((project / ".polyreason" / "stack.json").read_text())
     workers = []
     try:
-        deployed = polyreason("deploy", "--project-dir", str(project), "--profiles-dir", str(profiles), timeout=300)
+        deployed = polyreason("deploy", "--project-dir", str(project), "--profiles-dir", str(profiles),
+                              "--all-nightlies", timeout=300)  # the nightly test's model is registered later
         assert deployed.returncode == 0, deployed.stdout + deployed.stderr
         workers = [start_worker(pool, project, root / f"worker-{pool}.log") for pool in ("polyreason", "pool-a", "pool-b")]
         yield {"root": root, "project": project, "profiles": profiles, "state": state, "deploy": deployed.stdout,

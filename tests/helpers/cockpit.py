@@ -62,10 +62,10 @@ def polyreason(*args: str, timeout: float = 600, env: dict | None = None) -> sub
                           timeout=timeout)
 
 
-def start_worker(pool: str, project: Path, log: Path) -> subprocess.Popen:
+def start_worker(pool: str, project: Path, log: Path, **env: str) -> subprocess.Popen:
     handle = log.open("w")
     return subprocess.Popen([*POLYREASON, "worker", "--pool", pool, "--project-dir", str(project)], cwd=REPO,
-                            env=cli_env(), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+                            env=cli_env(**env), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def stop(process: subprocess.Popen) -> None:
