@@ -21,12 +21,19 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
+# the ray and dask extras, for the tests of execution.runner ray/dask (tests/e2e/test_parallel_evaluation.py);
+# only `make test` installs them: the demo does not need them
+$(VENV)/.cluster-extras: $(VENV)/.installed
+	$(PIP) install -qq -e ".[dev,ray,dask]"
+	touch $@
+
 demo: setup
 	$(VENV)/bin/polyreason recipe profiles/cpu-demo.yaml
 
-test: setup
+# POLYREASON_REQUIRE_CLUSTER_RUNNERS: the Ray and Dask fan-out tests fail, rather than skip, without their extras
+test: setup $(VENV)/.cluster-extras
 	bash .ci/vllm-env.sh
-	$(PY) -m pytest -m "not gpu" --durations=20
+	POLYREASON_REQUIRE_CLUSTER_RUNNERS=1 $(PY) -m pytest -m "not gpu" --durations=20
 	.venv-vllm/bin/python -m pytest -m vllm $(VLLM_TESTS) --durations=12
 
 test-fast: setup

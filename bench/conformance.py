@@ -25,10 +25,13 @@ Parts (``--parts``, default all):
     the ``trusted`` verifier, and the false accepts that the integer-gold grouping rule adds.
 
 Checkouts live outside the repository: ``--upstream DIR`` (default ``$POLYREASON_UPSTREAM_DIR``,
-else ``../upstream`` beside the repository) holds ``adamame``, ``language-confusion`` and
-``Math-Verify`` (clones of github.com/dayeonki/adamame, github.com/for-ai/language-confusion,
-github.com/huggingface/Math-Verify); ``--adamame``/``--lcb``/``--math-verify`` name one directly. A
-part whose checkout is missing is skipped and named (``skipped`` in the JSON). The MGSM exemplars
+else ``../shared/upstream`` beside the repository: ``bench/locations.py``) holds ``adamame``,
+``language-confusion`` and ``Math-Verify`` (files of github.com/dayeonki/adamame,
+github.com/for-ai/language-confusion, github.com/huggingface/Math-Verify);
+``--adamame``/``--lcb``/``--math-verify`` name one directly (AdaMame's also
+``$POLYREASON_ADAMAME_DIR``: the shared folder has no copy of its unlicensed code). A part whose
+checkout is missing is skipped and named (``skipped`` in the JSON); without AdaMame's checkout the
+``lcpr`` part compares the LCB rules only and says so (``skipped.lcpr_adamame``). The MGSM exemplars
 come from ``--shared-data`` (default ``$POLYREASON_SHARED_DATA``, else ``../shared/data``).
 ``--code DIR`` imports polyreason from another checkout (e.g. main before a change: rules it lacks
 are skipped). ``--smoke`` needs no checkout and takes seconds: the LCPR rules against their own
@@ -36,7 +39,7 @@ are skipped). ``--smoke`` needs no checkout and takes seconds: the LCPR rules ag
 suite of hand-written cases written in its test format to a temporary folder, and the stress
 suite. The last line printed is one JSON object.
 
-    python bench/conformance.py [--upstream ../upstream] [--parts lcpr,math_verify,stress]
+    python bench/conformance.py [--upstream ../shared/upstream] [--parts lcpr,math_verify,stress]
         [--math-verify DIR] [--adamame DIR] [--lcb DIR] [--shared-data DIR] [--code DIR] [--show N]
         [--smoke]
 """
@@ -139,21 +142,24 @@ def agreement(pairs: list[tuple]) -> dict:
             for key, levels in table.items()}
 
 
-def run_lcpr(adamame_dir: Path, lcb_dir: Path, corpus: list[dict]) -> dict:
-    """Each rule (and its ``_reference`` variant) against the upstream code on ``corpus``."""
+def run_lcpr(adamame_dir: Path | None, lcb_dir: Path, corpus: list[dict]) -> dict:
+    """Each rule (and its ``_reference`` variant) against the upstream code on ``corpus`` (AdaMame's rules
+    only where ``adamame_dir`` is given)."""
     from components.language import get_detector
     from components.metrics import lcpr
     from components.verification import split_think
 
     detector = get_detector()
-    adamame = load_adamame(Path(adamame_dir), detector._detector)
     lcb = load_lcb(Path(lcb_dir), detector)
     words = lcpr.load_english_words(str(Path(lcb_dir) / "words"))
-    upstream = {"adamame": lambda row: upstream_adamame(adamame, row["completion"], row["lang"]),
-                "lcb": lambda row: upstream_lcb(lcb, split_think(row["completion"]).trace, row["lang"])}
+    upstream = {"lcb": lambda row: upstream_lcb(lcb, split_think(row["completion"]).trace, row["lang"])}
+    if adamame_dir is not None:
+        adamame = load_adamame(Path(adamame_dir), detector._detector)
+        upstream["adamame"] = lambda row: upstream_adamame(adamame, row["completion"], row["lang"])
     return _compare(lcpr, corpus, detector, words,
                     {rule: upstream[rule.removesuffix("_reference")]
-                     for rule in ("adamame", "adamame_reference", "lcb", "lcb_reference")})
+                     for rule in ("adamame", "adamame_reference", "lcb", "lcb_reference")
+                     if rule.removesuffix("_reference") in upstream})
 
 
 def run_lcpr_self(corpus: list[dict], words_path: Path) -> dict:
@@ -212,7 +218,8 @@ def lcpr_part(args, corpus_size: dict) -> dict:
         result = run_lcpr_self(corpus, args.shared_data / "language_confusion" / "words")
         print_lcpr(result, languages, args.show, against="its _reference variant")
     else:
-        result = run_lcpr(args.adamame, args.lcb, corpus)
+        adamame = args.adamame if (args.adamame / "3_eval" / "metrics.py").exists() else None
+        result = run_lcpr(adamame, args.lcb, corpus)
         print_lcpr(result, languages, args.show)
     return result["agreement"]
 
@@ -235,10 +242,11 @@ def missing_checkouts(args, parts: list[str]) -> dict:
     """Parts whose checkout is absent: {part: reason} (none in smoke mode)."""
     if args.smoke:
         return {}
-    needed = {"lcpr": [args.adamame / "3_eval" / "metrics.py", args.lcb / "compute_metrics.py"],
-              "math_verify": [args.math_verify / "tests"]}
+    needed = {"lcpr": [args.lcb / "compute_metrics.py"], "math_verify": [args.math_verify / "tests"]}
+    if "lcpr" in parts:  # AdaMame's rules are compared only where its checkout is given
+        needed["lcpr_adamame"] = [args.adamame / "3_eval" / "metrics.py"]
     return {part: f"{', '.join(str(p) for p in needed[part] if not p.exists())} not found"
-            for part in parts if any(not p.exists() for p in needed.get(part, []))}
+            for part in [*parts, "lcpr_adamame"] if any(not p.exists() for p in needed.get(part, []))}
 
 
 def parse_args() -> argparse.Namespace:

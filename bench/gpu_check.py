@@ -10,10 +10,18 @@ runs polyreason's own code in this process on the tiny from-config model of the 
 * generation: the transformers backend (``components.generation``) in bf16, and greedy
   agreement of CUDA float32 with CPU float32;
 * vllm_paths: the tests CI runs in its vLLM environment (``VLLM_TESTS``: trl's GRPO with vLLM
-  colocated and in server mode, SFT then vLLM with the adapter, a GPU profile's evaluation), in
-  a pytest subprocess, on CUDA in bfloat16 where vLLM is installed (the GPU pins:
-  ``pip install -c constraints/gpu.txt -e ".[gpu]"``); reported as skipped where it is not.
-  On CPU and with ``--smoke`` they are only collected (CI runs them on CPU already).
+  colocated, trl's client against trl's server, SFT then vLLM with the adapter, a GPU profile's
+  evaluation), in a pytest subprocess, on CUDA in bfloat16 where vLLM is installed (the GPU pins:
+  ``pip install -c constraints/gpu.txt -e ".[gpu]"``); skipped, saying why, where it is not.
+  On CPU and with ``--smoke`` they are only collected (CI runs them on CPU already);
+* two_gpu: server-mode GRPO (``SERVER_GRPO``: the trainer on one device, trl's vLLM server on
+  another, weights synced over NCCL) where two CUDA devices exist; "not verified on this host"
+  where fewer do.
+
+Each path (a part, or one test of a pytest part) is then run / skipped (why) / failed, printed
+as a table before the JSON line (``gpu_verdict``); the exit code is 0 only when every path ran on
+the GPU and passed, 1 when one failed or disagreed, 2 when some path was not verified.
+``--smoke`` exits 0 unless a part failed. Without a CUDA device every part is skipped, saying so.
 
 For each part: the step times (median after the first step, which pays for CUDA kernels'
 first use; the first is printed too), the peak CUDA memory (``torch.cuda.max_memory_allocated``,
@@ -40,8 +48,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from gpu_verdict import PathOutcome, exit_code, junit_outcomes, part_outcome, table  # noqa: E402
 VLLM_TESTS = ("tests/integration/test_vllm_backend.py", "tests/integration/test_trl_vllm_*.py")  # as the Makefile
 VLLM_LIMIT_S = float(os.environ.get("GPU_CHECK_VLLM_LIMIT_S", "300"))
+IN_PROCESS_PARTS = ("sft", "grpo", "generation", "agreement")
 
 QUESTIONS = [
     ("en", "Janet has 16 eggs and sells 3. How many are left?", "13"),
@@ -181,22 +191,50 @@ def agreement_part(model_dir: Path, work: Path, device: str) -> dict:
     return {"same_greedy_as_cpu": texts[device] == texts["cpu"]}
 
 
-def vllm_paths_part(work: Path, device: str, collect_only: bool) -> dict:
-    """CI's vLLM tests in a pytest subprocess: their counts and skip reasons (a failed test fails the part)."""
+SERVER_GRPO = "tests/integration/test_trl_vllm_server.py::test_server_mode_grpo_syncs_the_trained_weights"
+
+
+def vllm_files() -> list[str]:
+    return sorted(str(path.relative_to(REPO)) for pattern in VLLM_TESTS for path in REPO.glob(pattern))
+
+
+def pytest_part(work: Path, device: str, label: str, targets: list[str], extra: list[str],
+                collect_only: bool) -> dict:
+    """Tests in a pytest subprocess; each test's outcome from its JUnit XML (``gpu_verdict.junit_outcomes``)."""
     missing = [name for name in ("vllm", "pytest") if importlib.util.find_spec(name) is None]
     if missing:
         return {"skipped": f"{' and '.join(missing)} not importable in this interpreter; install the GPU pins "
                            "and pytest: pip install -c constraints/gpu.txt -e '.[gpu]' pytest"}
-    files = sorted(str(path.relative_to(REPO)) for pattern in VLLM_TESTS for path in REPO.glob(pattern))
-    junit = work / "vllm-tests.xml"
+    junit = work / f"{label}.xml"
     command = [sys.executable, "-m", "pytest", "-m", "vllm", "-q", "-p", "no:cacheprovider", "-rs",
-               f"--junitxml={junit}", *(["--collect-only"] if collect_only else []), *files]
+               f"--junitxml={junit}", *(["--collect-only"] if collect_only else []), *extra, *targets]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=VLLM_LIMIT_S)
-    if done.returncode != 0:
-        raise RuntimeError(f"pytest exited {done.returncode} on {device}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
     if collect_only:
-        return {"collected": int(re.search(r"(\d+) tests? collected", done.stdout).group(1)), "ran": False}
-    return junit_counts(junit)
+        if done.returncode != 0:
+            raise RuntimeError(f"pytest --collect-only exited {done.returncode}:\n{done.stdout[-3000:]}")
+        found = re.search(r"(\d+) tests? collected", done.stdout)
+        return {"collected": int(found.group(1)) if found else 0, "ran": False,
+                "skipped": f"collected only, not run ({device}: CI runs these on CPU)"}
+    if done.returncode not in (0, 1) or not junit.exists():  # 0 all passed, 1 some failed: else pytest broke
+        raise RuntimeError(f"pytest exited {done.returncode} on {device}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    result = junit_counts(junit)
+    result["outcomes"] = [vars(o) for o in junit_outcomes(junit, device)]
+    return result
+
+
+def vllm_paths_part(work: Path, device: str, collect_only: bool) -> dict:
+    """CI's vLLM tests on one device (server-mode GRPO, which needs two, is the two_gpu part's)."""
+    return pytest_part(work, device, "vllm-tests", vllm_files(), [f"--deselect={SERVER_GRPO}"], collect_only)
+
+
+def two_gpu_part(work: Path, device: str, collect_only: bool) -> dict:
+    """Server-mode GRPO (trl's NCCL weight transfer: trainer and vLLM server on two devices) where two exist."""
+    import torch
+
+    devices = torch.cuda.device_count() if device == "cuda" and torch.cuda.is_available() else 0
+    if collect_only or devices < 2:
+        return {"skipped": f"not verified on this host: {devices} CUDA device(s), server-mode GRPO needs 2"}
+    return pytest_part(work, device, "two-gpu-tests", [SERVER_GRPO], [], collect_only=False)
 
 
 def junit_counts(path: Path) -> dict:
@@ -208,8 +246,21 @@ def junit_counts(path: Path) -> dict:
     skips = {case.get("name"): case.find("skipped").get("message", "")[:300]
              for case in suite.iter("testcase") if case.find("skipped") is not None}
     return {"passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
-            "failed": counts["failures"] + counts["errors"], "skipped": skips, "ran": True,
+            "failed": counts["failures"] + counts["errors"], "skipped_tests": skips, "ran": True,
             "tests_s": round(float(suite.get("time", 0)), 1)}
+
+
+def outcomes_of(report: dict, device: str) -> list[PathOutcome]:
+    """Every path of the check with its outcome: one row per in-process part, one per vLLM test (or file)."""
+    rows = [part_outcome(name, report[name], device) for name in IN_PROCESS_PARTS]
+    for name, targets in (("vllm_paths", vllm_files()), ("two_gpu", [SERVER_GRPO])):
+        result = report[name]
+        if "outcomes" in result:
+            rows += [PathOutcome(f"{name}: {o['path']}", o["status"], o["why"]) for o in result["outcomes"]]
+        else:
+            whole = part_outcome(name, result, device)
+            rows += [PathOutcome(f"{name}: {target}", whole.status, whole.why) for target in targets]
+    return rows
 
 
 def environment(device: str) -> dict:
@@ -233,35 +284,48 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.device, args.steps = "cpu", 2
+    work = Path(args.out or tempfile.mkdtemp(prefix="polyreason-gpu-check-"))
+    work.mkdir(parents=True, exist_ok=True)
+    report = run_parts(args, work)
+    outcomes = outcomes_of(report, args.device)
+    print(table(outcomes), flush=True)
+    code = exit_code(outcomes, smoke=args.smoke)
+    report["failed"] = sorted({o.path.split(":")[0] for o in outcomes if o.status == "failed"})
+    report["verdict"] = {"exit_code": code, "run": sum(o.status == "run" for o in outcomes),
+                         "not_verified": [o.path for o in outcomes if o.status != "run"]}
+    print(json.dumps(report))
+    raise SystemExit(code)
+
+
+def run_parts(args, work: Path) -> dict:
+    """Each part's report entry; without a CUDA device (and not ``--device cpu``) every part is skipped, saying so."""
     import torch
 
+    report = {"environment": environment(args.device if torch.cuda.is_available() else "cpu")}
     if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("no CUDA device visible (torch.cuda.is_available() is False); --device cpu to try on CPU")
+        why = "no CUDA device visible (torch.cuda.is_available() is False); --device cpu to try on CPU"
+        print(f"gpu_check: {why}", flush=True)
+        return report | {name: {"skipped": why} for name in (*IN_PROCESS_PARTS, "vllm_paths", "two_gpu")}
     dtype = "bfloat16" if args.device == "cuda" else "float32"
     from tests.helpers.tiny_model import build_tiny_model
 
-    work = Path(args.out or tempfile.mkdtemp(prefix="polyreason-gpu-check-"))
-    work.mkdir(parents=True, exist_ok=True)
-    report = {"environment": environment(args.device)}
     model_dir = build_tiny_model(work / "tiny-model")
+    collect_only = args.smoke or args.device != "cuda"
     parts = {
         "sft": lambda: sft_part(model_dir, work, args.device, dtype, args.steps),
         "grpo": lambda: grpo_part(model_dir, work, args.device, dtype, args.steps),
         "generation": lambda: generation_part(model_dir, work, args.device, dtype),
         "agreement": lambda: agreement_part(model_dir, work, args.device),
-        "vllm_paths": lambda: vllm_paths_part(work, args.device, collect_only=args.smoke or args.device != "cuda"),
+        "vllm_paths": lambda: vllm_paths_part(work, args.device, collect_only),
+        "two_gpu": lambda: two_gpu_part(work, args.device, collect_only),
     }
-    failed = []
     for name, run in parts.items():
         try:
             report[name] = measured(name, args.device, run)
         except Exception as error:  # a bench reports every part; the failing one is named and the rest still run
-            failed.append(name)
             report[name] = {"error": f"{type(error).__name__}: {error}"}
             print(f"[{name}] FAILED: {type(error).__name__}: {error}", flush=True)
-    report["failed"] = failed
-    print(json.dumps(report))
-    raise SystemExit(1 if failed else 0)
+    return report
 
 
 if __name__ == "__main__":

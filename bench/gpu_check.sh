@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# GPU check for one CUDA device (an H200 here): the tiny-model SFT and GRPO steps and the transformers
-# generation in bf16, with step times and peak memory, then CI's vLLM tests on CUDA in bf16 (trl's
-# GRPO with vLLM colocated and in server mode, SFT then vLLM with the adapter, a GPU profile's
-# evaluation) where vLLM and pytest are installed (bench/gpu_check.py, part vllm_paths).
+# GPU check: the tiny-model SFT and GRPO steps and the transformers generation in bf16 on one CUDA
+# device, with step times and peak memory, greedy CUDA-vs-CPU agreement, then CI's vLLM tests on
+# CUDA in bf16 (trl's GRPO with vLLM colocated, trl's client against trl's server, SFT then vLLM
+# with the adapter, a GPU profile's evaluation) where vLLM and pytest are installed
+# (bench/gpu_check.py). A two-GPU section runs server-mode GRPO (trainer and vLLM server on two
+# devices, trl's NCCL weight transfer) only where two CUDA devices exist; elsewhere its row says
+# "not verified on this host".
+# Before its JSON line it prints a table: each path, run / skipped (why) / failed
+# (bench/gpu_verdict.py). Exit code 0 only when every path ran on the GPU and passed; 1 when a part
+# failed or disagreed (e.g. same_greedy_as_cpu false); 2 when nothing failed but some path was not
+# verified (no CUDA, no vLLM, no pytest, a test's own skip, a one-GPU host's two-GPU section).
 # One command within 10 minutes: installation of the travelling wheels, then the check under its
-# time limit (GPU_CHECK_LIMIT_S, 540 s), of which the vLLM tests get GPU_CHECK_VLLM_LIMIT_S (300 s).
-# The vLLM part has not run on CUDA yet (no GPU was lent while it was written); vLLM itself is too
-# large to travel with the checkout, so a host without network and without vLLM reports it skipped.
+# time limit (GPU_CHECK_LIMIT_S, 540 s), of which each pytest part gets GPU_CHECK_VLLM_LIMIT_S (300 s).
+# The vLLM parts have not run on CUDA yet (no GPU was lent while they were written); vLLM itself is
+# too large to travel with the checkout, so a host without network and without vLLM reports them
+# skipped and the check exits 2.
 #
 # The GPU host has torch, transformers, peft and accelerate, but not trl, lingua, math-verify
 # (nor prefect or mlflow, which the check does not need: it calls polyreason's components
@@ -26,13 +34,14 @@
 #        bash bench/gpu_check.sh [--steps 6]
 #      installs, with `pip install --no-index --find-links .whl/gpu-check`, each of the packages
 #      below that does not import yet (nothing that is already installed is replaced), and runs
-#      the check under a time limit. Its last line is one JSON object; exit code 1 when a part failed.
+#      the check under a time limit. Its last line is one JSON object; exit codes as above.
 #   A host with network installs the GPU pins instead (pip install -c constraints/gpu.txt -e ".[gpu]"
 #   pytest): then the vLLM part runs too.
 #
 #   bash bench/gpu_check.sh --smoke   (any machine, no GPU, installs nothing): says which packages a
 #      GPU host would install and from where, then runs the check on the CPU with tiny sizes
-#      (gpu_check.py --smoke: float32, 2 steps, the vLLM tests collected, not run).
+#      (gpu_check.py --smoke: float32, 2 steps, the vLLM tests collected, not run); exits 0 unless a
+#      part failed, and its table still lists every path as not run on a GPU.
 #
 # Environment: PYTHON (default python3), GPU_CHECK_WHEELS (default .whl/gpu-check),
 # GPU_CHECK_LIMIT_S (default 540: the check's own time limit, after installation),

@@ -13,6 +13,9 @@
 * LoRA SFT on two "nodes" (two launchers on this machine, one trainer process
   each, ranks from the rendezvous variables a multi-node work pool sets): killed
   after a complete checkpoint, restarted, it resumes from it.
+* LoRA SFT on two "nodes" of two processes each against the ``cpu-2`` config, whose
+  ``num_processes`` says 2: the world is 4 processes (the launch's, not the YAML's),
+  and the steps are the plan's at 4 processes, not at 2.
 
 Both go through the trainer entry point as the tasks launch it (``run_trainer``).
 """
@@ -213,3 +216,46 @@ def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
     assert result["resumed_from"] == str(checkpoint)
     assert (result["global_step"], result["num_processes"]) == (30, 2)
     assert (out / "adapter" / "adapter_model.safetensors").is_file()
+
+
+def test_two_nodes_of_two_processes_train_a_world_of_four(tiny_model_dir, tmp_path):
+    """2 nodes x 2 processes with an accelerate config that says ``num_processes: 2``: the trainer sees a world of
+    4 (a launch that kept the YAML's 2 would train 4 steps per epoch, not 2), as the plan at 4 processes says."""
+    from components.data.datasets import write_table
+    from components.planning.steps import sft_steps
+    from components.settings import SFTSettings
+    from components.training.runner import TrainingJob, write_job
+
+    rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
+            for i, (lang, q) in enumerate(QUESTIONS * 2)]  # 8 rows: 2 steps of 4 at world size 4, 4 steps at 2
+    sft = SFTSettings(model={"model": str(tiny_model_dir), "device": "cpu", "dtype": "float32"}, template="plain",
+                      max_length=64, per_device_train_batch_size=1, num_train_epochs=1, save_steps=100,
+                      gradient_checkpointing=False, accelerate_config="cpu-2", cpu_threads=1)
+    out = tmp_path / "sft"
+    job = TrainingJob(stage="sft", sft=sft, model=str(tiny_model_dir),
+                      dataset=str(write_table(rows, tmp_path / "sft.parquet", "sft")))
+    job_path = write_job(job, out)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE="2", POLYREASON_MASTER_ADDR="127.0.0.1",
+               POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
+               POLYREASON_NODE_POLL_S="0.2", OMP_NUM_THREADS="1")
+    with (tmp_path / "nodes.log").open("w") as log:
+        lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
+                                 LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
+                                    env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        try:
+            assert lead.wait(timeout=600) == 0, (tmp_path / "nodes.log").read_text()[-4000:]
+            assert follower.wait(timeout=60) == 0
+        finally:
+            for process in (lead, follower):
+                if process.poll() is None:
+                    kill_tree(process)
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    planned, as_the_yaml_says = sft_steps(sft, len(rows), 4), sft_steps(sft, len(rows), 2)
+    assert (planned.total_steps, as_the_yaml_says.total_steps) == (2, 4)  # by hand: 8 rows / (1 x 4), / (1 x 2)
+    assert (result["num_processes"], result["global_step"]) == (4, planned.total_steps)
+    print(f"2 nodes x 2 processes: world size {result['num_processes']}, {result['global_step']} steps "
+          f"(the plan at 4 processes: {planned.total_steps}; the YAML's 2 would give {as_the_yaml_says.total_steps})")

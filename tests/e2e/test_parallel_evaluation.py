@@ -12,8 +12,9 @@ on the seed of each call), through a real Prefect server and a real MLflow serve
 
 The generations, scores and reports must be byte-identical files under the same
 content-addressed paths, and every model's MLflow run must hold the same metrics.
-A language-sharded fan-out (``shard_languages``, one task per language) is
-checked on the ``fake`` backend, whose answers depend on the prompt alone: its
+The same fan-out runs on a local Ray (``runner: ray``) and on a local Dask cluster
+(``runner: dask``) where their extras are installed (CI installs both). A language-sharded
+fan-out (``shard_languages``, one task per language) is checked on the ``fake`` backend, whose answers depend on the prompt alone: its
 files equal the sequential ones too, and a cached re-run plans no task.
 """
 
@@ -82,7 +83,10 @@ def product_files(project: Path) -> dict[str, bytes]:
 
 
 def run_metrics(client, outputs) -> dict[str, dict[str, float]]:
-    return {o.model.tag: client.get_run(o.run_id).data.metrics for o in outputs}
+    """Each model's MLflow metrics, without ``system/*``: the machine's samples, logged while a run lasts, so their
+    presence and values depend on how long it took, not on what it computed."""
+    return {o.model.tag: {key: value for key, value in client.get_run(o.run_id).data.metrics.items()
+                          if not key.startswith("system/")} for o in outputs}
 
 
 def test_two_workers_evaluate_three_models_like_one_after_another(three_models, shared_data, tmp_path,
@@ -125,21 +129,51 @@ def test_language_shards_hand_their_rows_to_the_benchmark(shared_data, tmp_path,
     assert late_writes(tmp_path / "sharded") == []
 
 
-def test_a_local_ray_evaluates_like_one_after_another(three_models, shared_data, tmp_path, prefect_server,
-                                                      mlflow_server, monkeypatch):
-    """``runner: ray`` without an address: prefect-ray starts a local Ray with ``workers`` CPUs (2) for the run;
-    each task asks for no GPU. Skipped where the ``ray`` extra is not installed (CI)."""
-    pytest.importorskip("prefect_ray")
-    monkeypatch.setenv("PREFECT_API_URL", prefect_server)  # the Ray workers report the task runs to the same server
+def cluster_runner(module: str) -> None:
+    """Skip where the runner's extra is not installed, unless ``POLYREASON_REQUIRE_CLUSTER_RUNNERS`` is set (CI
+    installs the ``ray`` and ``dask`` extras and sets it, so a missing package fails there instead of skipping)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("POLYREASON_REQUIRE_CLUSTER_RUNNERS"):
+            pytest.fail(f"{module} is not installed but POLYREASON_REQUIRE_CLUSTER_RUNNERS is set")
+        pytest.skip(f"{module} is not installed (pip install 'polyreason[{module.removeprefix('prefect_')}]')")
+
+
+def fans_out_like_sequential(runner: str, three_models, shared_data, tmp_path, mlflow_server) -> None:
     model = {"backend": "transformers", "model": str(three_models[0]), "dtype": "float32", "chat": True}
-    sequential, on_ray = tmp_path / "sequential", tmp_path / "ray"
+    sequential, clustered = tmp_path / "sequential", tmp_path / runner
     _, one_by_one = evaluate(profile_for(sequential, mlflow_server, shared_data, model, {}), three_models)
-    units, at_once = evaluate(profile_for(on_ray, mlflow_server, shared_data, model,
-                                          {"runner": "ray", "workers": 2, "gpus_per_task": 0, "cpu_threads": 1}),
+    units, at_once = evaluate(profile_for(clustered, mlflow_server, shared_data, model,
+                                          {"runner": runner, "workers": 2, "gpus_per_task": 0, "cpu_threads": 1}),
                               three_models)
     assert sorted(u.name for u in units) == ["m0: mgsm, msvamp", "m1: mgsm, msvamp", "m2: mgsm, msvamp"]
-    assert product_files(on_ray) == product_files(sequential)
+    assert all(u.prompts_generated == 4 + 2 and not u.skipped for u in units)
+    expected = product_files(sequential)
+    assert len([p for p in expected if p.endswith("generations.jsonl")]) == 3 * 2
+    assert product_files(clustered) == expected  # same paths (same cache identities), same bytes
     from mlflow import MlflowClient
 
     client = MlflowClient(mlflow_server)
     assert run_metrics(client, at_once) == run_metrics(client, one_by_one)
+    print(f"{runner}: {len(units)} tasks, {len(expected)} files byte-identical to the sequential run, "
+          f"{sum(len(m) for m in run_metrics(client, at_once).values())} MLflow metrics equal")
+
+
+def test_a_local_ray_evaluates_like_one_after_another(three_models, shared_data, tmp_path, prefect_server,
+                                                      mlflow_server, monkeypatch):
+    """``runner: ray`` without an address: prefect-ray starts a local Ray with ``workers`` CPUs (2) for the run;
+    each task asks for no GPU."""
+    cluster_runner("prefect_ray")
+    monkeypatch.setenv("PREFECT_API_URL", prefect_server)  # the Ray workers report the task runs to the same server
+    fans_out_like_sequential("ray", three_models, shared_data, tmp_path, mlflow_server)
+
+
+def test_a_local_dask_cluster_evaluates_like_one_after_another(three_models, shared_data, tmp_path, prefect_server,
+                                                               mlflow_server, monkeypatch):
+    """``runner: dask`` without an address: prefect-dask starts a local cluster of ``workers`` (2) worker
+    processes, one thread each, declaring ``GPU=0``; tasks ask for no GPU, so none carries a resource claim."""
+    cluster_runner("prefect_dask")
+    monkeypatch.setenv("PREFECT_API_URL", prefect_server)  # the Dask worker processes report to the same server
+    fans_out_like_sequential("dask", three_models, shared_data, tmp_path, mlflow_server)

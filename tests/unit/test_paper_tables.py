@@ -1,13 +1,16 @@
 """The papers' headline numbers as data: every GPU paper profile has its table file, the file fits the profile
 (its overrides load, its benchmarks, languages and metrics are the profile's), and its values are the papers'.
 
-The values are pinned against the papers' texts in ``../shared/seeds`` (beside the repository): a hand-written
-sample of cells (the value as read by eye, and the seed line it was read from), then every value of the PCS and
-AdaMame tables against the cells of the seed line of its row. Without the seeds those checks are skipped.
+The values are pinned against the papers' texts in ``../shared/seeds`` (beside the repository, or
+``$POLYREASON_SEEDS``): a hand-written sample of cells (the value as read by eye, and the seed line it was read
+from), then every value of the PCS and AdaMame tables against the seed's cell at its table, backbone block, row,
+benchmark, metric and language column, indexed from the tables' printed headers (a value from the neighbouring
+column, another block or another table fails). Without the seeds those checks are skipped.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from components.paper_tables import load_table, parse_table, table_path
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = REPO / "profiles"
-SEEDS = REPO.parent / "shared" / "seeds"
+SEEDS = Path(os.environ.get("POLYREASON_SEEDS") or REPO.parent / "shared" / "seeds")
 GPU_PROFILES = sorted(path for path in PROFILES.glob("*.yaml") if not path.name.startswith("cpu-"))
 
 
@@ -112,19 +115,150 @@ def test_sampled_values_are_the_papers(cell):
     assert snippet in seed_text(_seed_of(name))
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip().strip("*") for cell in re.split(r"\t|\|", line)]
+# How the seeds print what the table files name. Written by hand from the tables' own headers and captions:
+# AdaMame's backbone blocks, metric groups and benchmark letters (its Table 2 and 3 captions: "G: MGSM-Rev2;
+# V: MSVAMP"); PCS's metric header cells and its languages in the order its text lists them (fr, pt, ja, ko, th),
+# then the average SLC&Acc, which the table's sixth group prints before its copy is cut off.
+ADAMAME_MODELS = {"Distill-Qwen 1.5b": "DeepSeek-R1-Distill-Qwen-1.5B", "Qwen3 4b": "Qwen3-4B"}
+ADAMAME_METRICS = {"Accuracy": "pass_at_4", "Acc.": "pass_at_4", "Language Fidelity": "lcpr", "LCPR": "lcpr",
+                   "Test-Time Compute": "ttc", "TTC": "ttc"}
+ADAMAME_BENCHMARKS = {"G": "mgsm_rev2", "V": "msvamp", "Table 16": "mgsm_rev2", "Table 17": "msvamp"}
+ADAMAME_GROUPS = {"in": "in_domain", "out": "out_of_domain", "all": "all", "low": "low", "mid": "mid",
+                  "high": "high", "Avg.": "all"}
+PCS_METRICS = {"SLC&Acc": "slc_and_acc", "Acc": "accuracy", "SLC": "slc"}
+PCS_LANGUAGES = ("fr", "pt", "ja", "ko", "th", "all")
+PCS_BENCHMARKS = {"MMATH": "mmath", "MMLU-ProX_math": "mmlu_prox_math"}
+CAPTION = re.compile(r"^(?:Таблица|Table|表)\s*(\d+)\s*[:：]")
 
 
-@pytest.mark.parametrize("name", ["qwen3-8b-pcs-evaluation", "qwen3-8b-pcs-grpo", "qwen3-8b-mthinker-grpo",
-                                  "qwen3-4b-adamame-evaluation", "qwen3-4b-adamame-grpo",
-                                  "distill-qwen-1.5b-adamame-evaluation", "distill-qwen-1.5b-adamame-grpo"])
-def test_every_value_is_printed_on_its_rows_line_of_the_paper(name):
-    """Each value is a cell of a seed line whose label cell is the row's (a typo cannot pass)."""
-    lines = [_cells(line) for line in seed_text(_seed_of(name)).splitlines()]
-    for row in load_table(PROFILES / "papers" / f"{name}.yaml"):
-        printed = {f"{row.value:.1f}", f"{row.value:.2f}", f"{row.value:g}"}
-        assert any(row.row in cells and printed & set(cells) for cells in lines), (row.row, row.metric, row.language)
+def _captioned_tables(text: str) -> list[tuple[str, list[str]]]:
+    """(``Table N``, the lines above its caption back to the previous caption), for every table caption."""
+    tables, lines = [], []
+    for line in text.splitlines():
+        caption = CAPTION.match(line.strip())
+        if caption:
+            tables.append((f"Table {caption.group(1)}", lines))
+            lines = []
+        else:
+            lines.append(line)
+    return tables
+
+
+def _adamame_columns(table: str, header: list[str], above: list[str]) -> list[tuple[str, str, str]]:
+    """(benchmark, metric, language) of each value column, from the header row(s) as printed."""
+    if header[2] == "Metric":  # tables 16-17: one benchmark, the metric in its own cell, a language per column
+        return [(ADAMAME_BENCHMARKS[table], "", ADAMAME_GROUPS.get(cell, cell)) for cell in header[3:]]
+    groups, metric = [], ""
+    spans = above[2:] + [""] * (len(header) - len(above))  # the metric-group row: a name, then its span's blanks
+    for cell in spans:
+        metric = ADAMAME_METRICS[re.sub(r" \(.*", "", cell)] if cell else metric
+        groups.append(metric)
+    codes = [re.fullmatch(r"\$\\text\{(\w)\}_\{\\text\{(\w+)\}\}\$", cell).groups() for cell in header[2:]]
+    return [(ADAMAME_BENCHMARKS[letter], metric, ADAMAME_GROUPS[group])
+            for (letter, group), metric in zip(codes, groups, strict=True)]
+
+
+def adamame_cells(text: str) -> dict[tuple, str]:
+    """Every value of AdaMame's tables 2, 3, 16 and 17, keyed (table, model block, row, benchmark, metric, language)."""
+    cells = {}
+    for table, lines in _captioned_tables(text):
+        if table not in ("Table 2", "Table 3", "Table 16", "Table 17"):
+            continue
+        rows = [line.split("\t") for line in lines]
+        first = max(i for i, row in enumerate(rows) if row[0] == "Model")
+        header = rows[first + 1] if rows[first][2] != "Metric" else rows[first]
+        columns, model = _adamame_columns(table, header, rows[first]), None
+        for row in rows[first + 1:]:
+            if row[0] in ADAMAME_MODELS:
+                model = ADAMAME_MODELS[row[0]]
+            elif model and len(row) > 3 and not row[0].startswith("$"):
+                values = row[3:] if header[2] == "Metric" else row[2:]
+                for (benchmark, metric, language), value in zip(columns, values, strict=True):
+                    cells[(table, model, row[0], benchmark, metric or ADAMAME_METRICS[row[2]], language)] = value
+    return cells
+
+
+def pcs_cells(text: str) -> dict[tuple, str]:
+    """Every value of PCS's Table 2, keyed (table, None, row, benchmark, metric, language): each row's cells after
+    its label, in the header's metric order, three per language; a block's first row also prints the benchmark."""
+    cells = {}
+    for table, lines in _captioned_tables(text):
+        rows = [[c.strip().strip("*") for c in line.strip().strip("|").split("|")] for line in lines if "|" in line]
+        if table != "Table 2" or not rows:
+            continue
+        metrics = [PCS_METRICS[cell] for cell in rows[0][1:]]
+        columns = [(metric, PCS_LANGUAGES[i // 3]) for i, metric in enumerate(metrics)]
+        benchmark = None
+        for row in rows[1:]:
+            if row[0] in PCS_BENCHMARKS:
+                benchmark, row = PCS_BENCHMARKS[row[0]], row[1:]
+            if benchmark is None or not row[0]:
+                continue
+            for (metric, language), value in zip(columns, row[1:]):  # the last printed cell is cut off
+                cells[(table, None, row[0], benchmark, metric, language)] = value
+    return cells
+
+
+TABLE_FILES = {"pcs": ["qwen3-8b-pcs-evaluation", "qwen3-8b-pcs-grpo", "qwen3-8b-mthinker-grpo"],
+               "adamame": ["qwen3-4b-adamame-evaluation", "qwen3-4b-adamame-grpo",
+                           "distill-qwen-1.5b-adamame-evaluation", "distill-qwen-1.5b-adamame-grpo"]}
+
+
+def seed_cells(kind: str) -> dict[tuple, str]:
+    return pcs_cells(seed_text(SEED_OF["pcs"])) if kind == "pcs" else adamame_cells(seed_text(SEED_OF["adamame"]))
+
+
+def cell_key(kind: str, row) -> tuple:
+    return (row.table, None if kind == "pcs" else row.model, row.row, row.benchmark, row.metric, row.language)
+
+
+def misplaced(kind: str, rows, cells: dict[tuple, str]) -> list[tuple]:
+    """The rows whose value is not the one printed in its own cell (table, block, row, benchmark, metric,
+    language), with what is printed there (``None``: no such cell)."""
+    wrong = []
+    for row in rows:
+        printed = cells.get(cell_key(kind, row))
+        if printed is None or float(printed) != row.value:
+            wrong.append((cell_key(kind, row), row.value, printed))
+    return wrong
+
+
+@pytest.mark.parametrize("kind, name", [(kind, name) for kind, names in TABLE_FILES.items() for name in names])
+def test_every_value_is_the_one_printed_in_its_own_cell(kind, name):
+    """Each value is the seed's cell at its table, backbone block, row, benchmark, metric and language column."""
+    rows = load_table(PROFILES / "papers" / f"{name}.yaml")
+    cells = seed_cells(kind)
+    assert rows and misplaced(kind, rows, cells) == []
+    print(f"{name}: {len(rows)} values, each the seed's printed cell ({len(cells)} cells indexed)")
+
+
+def test_the_check_fails_on_a_value_moved_to_the_neighbouring_language_column():
+    """The value of one language column written under its neighbour: found, naming the cell."""
+    from dataclasses import replace
+
+    rows = load_table(PROFILES / "papers" / "qwen3-4b-adamame-grpo.yaml")
+    cells = seed_cells("adamame")
+    (sft_fr,) = [r for r in rows if (r.table, r.row, r.benchmark, r.metric, r.language) ==
+                 ("Table 17", "SFT", "msvamp", "lcpr", "fr")]
+    neighbour = float(cells[cell_key("adamame", replace(sft_fr, language="ja"))])  # ja: fr's right-hand column
+    assert neighbour != sft_fr.value
+    moved = replace(sft_fr, value=neighbour)
+    assert misplaced("adamame", [moved], cells) == [(cell_key("adamame", sft_fr), neighbour, "94.2")]
+    pcs_rows = load_table(PROFILES / "papers" / "qwen3-8b-pcs-grpo.yaml")
+    pcs = seed_cells("pcs")
+    (pcs_pt,) = [r for r in pcs_rows if (r.row, r.benchmark, r.metric, r.language) == ("PCS", "mmath", "accuracy", "pt")]
+    from_fr = float(pcs[cell_key("pcs", replace(pcs_pt, language="fr"))])
+    assert misplaced("pcs", [replace(pcs_pt, value=from_fr)], pcs) == [(cell_key("pcs", pcs_pt), 42.6, "39.2")]
+
+
+def test_the_index_keeps_the_seeds_printed_inconsistencies():
+    """Values the seeds print inconsistently stay as printed: table 2's MGSM-Rev2 in-domain LCPR of Qwen3 4b
+    (13.0, 14.0) and table 17's Qwen3 4b ru column (the SFT LCPR 2.3, where its sw neighbour prints 95.4)."""
+    cells = seed_cells("adamame")
+    assert cells[("Table 2", "Qwen3-4B", "Vanilla", "mgsm_rev2", "lcpr", "in_domain")] == "13.0"
+    assert cells[("Table 2", "Qwen3-4B", "Prompt", "mgsm_rev2", "lcpr", "in_domain")] == "14.0"
+    assert cells[("Table 17", "Qwen3-4B", "SFT", "msvamp", "lcpr", "ru")] == "2.3"
+    assert cells[("Table 17", "Qwen3-4B", "SFT", "msvamp", "lcpr", "sw")] == "95.4"
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -2,7 +2,7 @@
 
 Hand-written expectations: the τ ladder of PCS (0.1 -> 0.95 by 0.1 is nine rises, at most one per check every
 ``tau_interval`` steps, a check at the last step changing nothing), a model's context against the lengths asked
-of it, a warm-up as long as the run, GPU-hours from the throughput table's figures worked out by hand.
+of it, a warm-up as long as the run, GPU-hours on a made-up GPU worked out by hand, and the shipped table's invariants.
 """
 
 from __future__ import annotations
@@ -85,14 +85,53 @@ def test_local_model_figures_come_from_its_config_and_weights(tiny_model_dir):
     assert facts.kv_bytes_per_token("bfloat16") == 2 * 2 * 1 * 32 * 2
 
 
-def test_gpu_hours_from_the_throughput_table():
+TOY_TABLE = {  # a made-up GPU whose figures give round hours by hand
+    "mfu": {"low": 0.25, "high": 0.5},
+    "gpus": {"toy": {"bf16_tflops": 100, "decode": {"low": {"tokens_per_s": 250, "reference_parameters": 2e9},
+                                                    "high": {"tokens_per_s": 1000, "reference_parameters": 1e9}}}},
+}
+
+
+def test_gpu_hours_worked_out_by_hand_on_a_made_up_gpu(monkeypatch):
+    """A 1e9-parameter model on a GPU of 100 bf16 TFLOP/s that decodes 250 tokens/s at 2e9 parameters (500 at
+    1e9) to 1000 tokens/s at 1e9, trained at 25-50% MFU:
+
+    * generating 3.6e6 tokens: 3.6e6 / 1000 = 3,600 s = 1 h .. 3.6e6 / 500 = 7,200 s = 2 h;
+    * training 3e8 tokens at 3 passes: 2 x 1e9 x 3 x 3e8 = 1.8e18 FLOPs; / (1e14 x 0.5) = 10 h .. / (1e14 x 0.25)
+      = 20 h, on 4 GPUs 2.5 .. 5 h of wall-clock.
+    """
+    from components.planning import estimate
+
+    monkeypatch.setattr(estimate, "throughput_table", lambda: TOY_TABLE)
+    facts = ModelFacts(name="m", source="test", parameters=1e9)
+    assert generation_hours(3_600_000, facts, "toy").gpu_hours == pytest.approx((1.0, 2.0))
+    trained = training_hours(300_000_000, facts, 3, "toy", 4)
+    assert trained.gpu_hours == pytest.approx((10.0, 20.0))
+    assert trained.text() == "10.0–20.0 GPU-hours (4 GPUs: 2.5–5.0 h)"
+    assert generation_hours(None, facts, "toy") is None
+    with pytest.raises(ValueError, match="unknown GPU 'H100-80GB'.*known: toy"):
+        generation_hours(1, facts, "H100-80GB")
+
+
+def test_gpu_hours_of_the_shipped_table_grow_with_the_work_and_shrink_with_the_gpu():
+    """Invariants of the shipped table that a wrong formula breaks: hours proportional to tokens and to passes,
+    inversely to the GPU's speed (an H200 is not slower than an A100), the low end never above the high end."""
     facts = ModelFacts(name="m", source="test", parameters=8.03e9)
-    generated = generation_hours(10**9, facts, "H100-80GB")
-    # fast: 8,088 tokens/s at 8.03B; slow: 3,281 tokens/s at 7.25B, i.e. 2,962.2 tokens/s at 8.03B
-    assert generated.gpu_hours == pytest.approx((10**9 / 8088 / 3600, 10**9 / (3281 * 7.25 / 8.03) / 3600))
-    trained = training_hours(10**9, facts, 4, "H100-80GB", 8)  # 2 x 8.03e9 x 4 FLOPs per token, MFU 0.4 .. 0.2
-    assert trained.gpu_hours == pytest.approx((6.424e19 / (989e12 * 0.4) / 3600, 6.424e19 / (989e12 * 0.2) / 3600))
-    assert trained.text().endswith("(8 GPUs: 5.6–11.3 h)")
+    one, two = generation_hours(10**9, facts, "H100-80GB"), generation_hours(2 * 10**9, facts, "H100-80GB")
+    assert one.low <= one.high and two.gpu_hours == pytest.approx((2 * one.low, 2 * one.high))
+    trained, twice = (training_hours(10**9, facts, passes, "H100-80GB", 8) for passes in (2, 4))
+    assert twice.gpu_hours == pytest.approx((2 * trained.low, 2 * trained.high)) and trained.low <= trained.high
+    bigger = generation_hours(10**9, ModelFacts(name="m", source="test", parameters=16.06e9), "H100-80GB")
+    assert bigger.gpu_hours == pytest.approx((2 * one.low, 2 * one.high))  # twice the parameters, half the rate
+    names = set(estimate_gpu_names())
+    if {"A100-80GB", "H200"} <= names:
+        assert training_hours(10**9, facts, 4, "H200", 1).high <= training_hours(10**9, facts, 4, "A100-80GB", 1).high
+
+
+def estimate_gpu_names() -> list[str]:
+    from components.planning.estimate import gpu_names
+
+    return gpu_names()
 
 
 def plan_of(body: dict):
