@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.planning.estimate import generation_hours, memory_lines
+from components.planning.estimate import decode_bound_of, generation_hours, memory_lines
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, benchmark_rows, rl_rows, source_rows, trace_rows, translated_rows
@@ -38,12 +38,13 @@ def generation_cost(stage: StagePlan, profile: Any, gpu: str, label: str, keys: 
     if context:
         stage.lines += [(f"{label} {name}" if label else name, text) for name, text in lines]
     if on_gpu(model):
-        hours = generation_hours(tokens, facts, gpu)
+        bound = decode_bound_of(model, facts, dtype_of(model), gpu, sampling.max_new_tokens)
+        hours = generation_hours(tokens, facts, gpu, bound=bound)
         if hours is not None:
             stage.estimate = hours if stage.estimate is None else stage.estimate + hours
         share = model.gpu_memory_utilization if model.backend in ("vllm", "vllm-server") else None
         if not stage.memory:
-            stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len)
+            stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     return problems
 
 

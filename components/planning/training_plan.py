@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.planning.estimate import memory_lines, generation_hours, training_hours, training_passes
+from components.planning.estimate import (decode_bound_of, generation_hours, memory_lines, training_hours,
+                                          training_passes)
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
@@ -111,12 +112,13 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
         passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")),
                                  reference=section.trl_option("beta") > 0,
                                  old_policy=section.trl_option("num_iterations") > 1)
-        generating = generation_hours(tokens, facts, gpu, processes)
+        bound = decode_bound_of(model, facts, dtype_of(model), gpu, section.sampling.max_new_tokens)
+        generating = generation_hours(tokens, facts, gpu, processes, bound)
         trained = training_hours(steps.total_steps * steps.completions_per_step * section.sampling.max_new_tokens,
                                  facts, passes, gpu, processes)
         stage.estimate = generating + trained if generating and trained else None
         share = model.gpu_memory_utilization if model.backend == "vllm" else None
-        stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len)
+        stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     return stage, problems + found
 
 
