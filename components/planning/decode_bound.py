@@ -8,7 +8,7 @@ vLLM nor trl predicts this before a run, so it is computed here:
 
 * concurrency ``B``: the KV cache's tokens divided by one sequence's full length (the
   prompt allowance plus ``max_new_tokens``, every completion at its maximum as the plan
-  assumes elsewhere), at most vLLM's ``max_num_seqs`` default;
+  assumes elsewhere), at most vLLM's default ``max_num_seqs`` on that GPU;
 * one decode step reads ``W`` bytes of weights and ``B × L̄ × kv`` bytes of KV cache,
   ``L̄`` the mean context while a completion grows (prompt + ``max_new_tokens`` / 2);
 * the step lasts at least those bytes over the GPU's memory bandwidth (times the share of
@@ -56,14 +56,14 @@ def decode_bound(facts: ModelFacts, dtype: str, gpu: dict, table: dict, kv_token
                  max_new_tokens: int, max_model_len: int | None) -> DecodeBound | None:
     """The bound for a generation of ``max_new_tokens`` with ``kv_tokens`` of KV cache; ``None`` if unknown.
 
-    ``gpu`` is a row of the throughput table (``memory_bandwidth_tbps``), ``table`` the whole table
-    (``prompt_tokens``, ``max_num_seqs``, ``bandwidth_efficiency``).
+    ``gpu`` is a row of the throughput table (``memory_bandwidth_tbps``, vLLM's ``max_num_seqs`` default on
+    it), ``table`` the whole table (``prompt_tokens``, ``bandwidth_efficiency``).
     """
     weights, per_token = facts.weights_gib(dtype), facts.kv_bytes_per_token(dtype)
     if weights is None or per_token is None or "memory_bandwidth_tbps" not in gpu:
         return None
     length = sequence_tokens(max_new_tokens, max_model_len, int(table["prompt_tokens"]["value"]))
-    concurrency = min(kv_tokens // length, int(table["max_num_seqs"]["value"]))
+    concurrency = min(kv_tokens // length, int(gpu["max_num_seqs"]))
     if concurrency < 1:
         return None
     mean_context = max(length - max_new_tokens, 0) + max_new_tokens // 2

@@ -18,9 +18,8 @@ from components.planning.estimate import generation_hours
 from components.planning.models import ModelFacts
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = {"prompt_tokens": {"value": 100}, "max_num_seqs": {"value": 1024},
-         "bandwidth_efficiency": {"low": 0.5, "high": 1.0}}
-GPU = {"memory_gib": 10, "memory_bandwidth_tbps": 1.0}
+TABLE = {"prompt_tokens": {"value": 100}, "bandwidth_efficiency": {"low": 0.5, "high": 1.0}}
+GPU = {"memory_gib": 10, "memory_bandwidth_tbps": 1.0, "max_num_seqs": 1024}
 # 1e9 parameters in bf16 = 2e9 bytes; KV: 2 (keys, values) x 2 layers x 1 head x 64 dims x 2 bytes = 512 bytes/token
 SMALL = ModelFacts(name="m", source="test", parameters=1e9, layers=2, kv_heads=1, head_dim=64)
 
@@ -47,7 +46,7 @@ def test_longer_generations_decode_slower():
 
 def test_the_cap_only_raises_the_hours():
     facts = ModelFacts(name="m", source="test", parameters=8.2e9, layers=36, kv_heads=8, head_dim=128)
-    bound = decode_bound(facts, "bfloat16", {"memory_gib": 80, "memory_bandwidth_tbps": 3.35}, TABLE, 92_670,
+    bound = decode_bound(facts, "bfloat16", {"memory_gib": 80, "memory_bandwidth_tbps": 3.35, "max_num_seqs": 1024}, TABLE, 92_670,
                          4096, 16384)
     free, capped = generation_hours(10**9, facts, "H100-80GB"), generation_hours(10**9, facts, "H100-80GB", bound=bound)
     assert capped.low >= free.low and capped.high >= free.high
