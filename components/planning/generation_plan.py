@@ -81,6 +81,11 @@ def data_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
                          traces.sampling, translated)
     kept = trace_rows(data)
     stage.add("kept for SFT", kept.text(), sft_rows=kept.count)
+    probe = traces.early_stop
+    stage.add("yield probe", "off: every query generated at once" if probe.probe_per_language is None else
+              f"the first {probe.probe_per_language:,} queries per language first; stops there when a language's "
+              f"95% retention interval projects under {probe.min_share:g} of its target",
+              probe_per_language=probe.probe_per_language)
     return stage, problems
 
 
