@@ -64,6 +64,10 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
                        f"= {steps.per_device * processes * steps.accumulation} rows per step")
     steps_lines(stage, section, steps)
+    if section.trl_option("packing") and not steps.by_max_steps:
+        stage.add("packing", f"on: rows are packed into max_length sequences when trl tokenizes them, so an epoch "
+                             f"has at most {steps.steps_per_epoch:,} steps (the count above is an upper bound; "
+                             "set sft.max_steps to fix the run's length)", steps_bound=True)
     length = section.trl_option("max_length") or 0
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)

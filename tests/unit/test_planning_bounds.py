@@ -1,4 +1,4 @@
-"""The decode bound: a generation's rate capped by the sequences vLLM's KV cache holds at once.
+"""Where the plan is a bound: a generation's rate capped by the sequences vLLM's KV cache holds at once.
 
 Expected values worked out by hand from the formula a decode step obeys when memory bandwidth binds it
 (every weight read once, plus the KV cache of every running sequence), on made-up figures and on
@@ -63,3 +63,15 @@ def test_pcs_grpo_rollouts_are_bound_by_the_kv_cache():
     kv_tokens = int((0.35 * 80 - 8.2e9 * 2 / 2**30) * 2**30 / 147_456)
     assert kv_tokens == 92_670
     assert line.startswith(f"{kv_tokens // (512 + 4096)} sequences of 4,608 tokens at once")
+
+
+def test_packed_sft_steps_are_stated_as_an_upper_bound():
+    """Packing turns rows into fewer max_length sequences, known only once trl tokenizes them."""
+    profile = load_profile(REPO / "profiles" / "qwen3-4b-data-sft.yaml", ["sft.packing=true"])
+    sft = next(stage for stage in plan_profile(profile).stages if stage.stage == "sft")
+    lines = dict(sft.lines)
+    assert sft.values["steps_bound"] is True
+    assert f"at most {sft.values['steps_per_epoch']:,} steps" in lines["packing"]
+    unpacked = next(s for s in plan_profile(load_profile(REPO / "profiles" / "qwen3-4b-data-sft.yaml")).stages
+                    if s.stage == "sft")
+    assert "packing" not in dict(unpacked.lines)
