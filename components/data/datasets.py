@@ -143,7 +143,7 @@ def build_translations(settings: "TranslationSettings", source: "DataSourceSetti
 def build_traces(settings: "TraceSettings", languages: list[str], translations_path: Path, out_dir: Path,
                  cache_dir: Path) -> dict[str, Any]:
     """Teacher traces, filtered (format, language, correctness), capped per language."""
-    from components.data.traces import cap_per_language, filter_traces, generate_traces, retention, user_prompts
+    from components.data.traces import cap_per_language, filter_traces, retention, user_prompts
     from components.generation import build_generator
     from components.metrics.lcpr import load_english_words
     from components.verification import get_verifier
@@ -152,16 +152,42 @@ def build_traces(settings: "TraceSettings", languages: list[str], translations_p
     for row, user in zip(rows, user_prompts(rows, settings.prompt)):
         row["prompt"] = user
     prompts = render_prompts(rows, settings.prompt, settings.model, cache_dir)
-    texts = generate_traces(rows, prompts, build_generator(settings.model, cache_dir), settings.sampling) if rows else []
     words = load_english_words(settings.words_path) if settings.words_path else None
-    kept, rejected = filter_traces(rows, texts, _detector(languages), get_verifier(settings.verifier),
-                                   rule=settings.lcpr_rule, words=words, language_filter=settings.language_filter,
-                                   min_slc=settings.min_slc)
+    keep = lambda some, texts: filter_traces(  # noqa: E731
+        some, texts, _detector(languages), get_verifier(settings.verifier), rule=settings.lcpr_rule, words=words,
+        language_filter=settings.language_filter, min_slc=settings.min_slc)
+    texts, probed = probed_traces(settings, rows, prompts, build_generator(settings.model, cache_dir), keep)
+    kept, rejected = keep(rows, texts)
     sft_rows = cap_per_language(kept, settings.per_language, settings.seed)
     write_table(sft_rows, out_dir / "sft.parquet", "sft")
     write_table(rejected, out_dir / "traces_rejected.parquet", "traces_rejected")
     return {"kept": len(kept), "sft_rows": len(sft_rows), "rejected": len(rejected),
-            "retention": retention(kept, rejected, languages)}  # fmt: skip
+            "retention": retention(kept, rejected, languages),
+            "yield": {p.language: p.as_dict() for p in probed}}  # fmt: skip
+
+
+def probed_traces(settings: "TraceSettings", rows: list[dict[str, Any]], prompts: list[str], generator: Any,
+                  keep: Any) -> tuple[list[str], list[Any]]:
+    """Every row's trace, the probe's rows first: refused when the probe projects too few kept traces.
+
+    Returns the traces in row order and the probe's projections (none when nothing was probed: no
+    probe set, or no language with more queries than the probe).
+    """
+    from components.data.trace_yield import project, refuse_shortfall, split_probe
+    from components.data.traces import generate_traces
+
+    size = settings.early_stop.probe_per_language
+    probe, rest = split_probe(rows, size) if size and rows else (list(range(len(rows))), [])
+    if not rest:
+        return (generate_traces(rows, prompts, generator, settings.sampling) if rows else []), []
+    pick = lambda indices, items: [items[i] for i in indices]  # noqa: E731
+    probe_texts = generate_traces(pick(probe, rows), pick(probe, prompts), generator, settings.sampling)
+    probe_kept, _ = keep(pick(probe, rows), probe_texts)
+    projections = project(probe_kept, pick(probe, rows), rows, settings.per_language)
+    refuse_shortfall(projections, settings.early_stop.min_share)
+    rest_texts = generate_traces(pick(rest, rows), pick(rest, prompts), generator, settings.sampling)
+    texts = dict(zip(probe, probe_texts)) | dict(zip(rest, rest_texts))
+    return [texts[i] for i in range(len(rows))], projections
 
 
 def build_traces_from_file(settings: "TraceSettings", languages: list[str], out_dir: Path) -> dict[str, Any]:
@@ -251,7 +277,7 @@ def summary_metrics(stage: str, step: str, summary: dict[str, Any]) -> dict[str,
     """
     out = {f"{stage}/{step}/{k}": float(v) for k, v in summary.items()
            if isinstance(v, (int, float)) and not isinstance(v, bool)}  # fmt: skip
-    for group in ("languages", "retention"):
+    for group in ("languages", "retention", "yield"):
         for lang, values in (summary.get(group) or {}).items():
             out.update({f"{stage}/{step}/{name}/{lang}": float(v) for name, v in values.items()})
     return out

@@ -17,9 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from components.planning.decode_bound import DecodeBound, bound_for, capped
 from components.planning.models import ModelFacts
 
 TABLE = Path(__file__).with_name("throughput.yaml")
@@ -81,14 +83,24 @@ def _hours(value: float) -> str:
     return f"{value:,.1f}" if value >= 1 else f"{value * 60:,.0f} min" if value >= 1 / 60 else "<1 min"
 
 
-def generation_hours(tokens: int | None, facts: ModelFacts, gpu_name: str, gpus: int = 1) -> Hours | None:
-    """GPU-hours to generate ``tokens`` with the model, ``gpus`` GPUs each generating its share."""
+def generation_hours(tokens: int | None, facts: ModelFacts, gpu_name: str, gpus: int = 1,
+                     bound: DecodeBound | None = None) -> Hours | None:
+    """GPU-hours to generate ``tokens`` with the model, ``gpus`` GPUs each generating its share.
+
+    The published rates scaled to the model's size, each capped by ``bound`` (the rate the
+    sequences its KV cache holds at once allow, ``components.planning.decode_bound``).
+    """
     if tokens is None or facts.parameters is None:
         return None
     decode = gpu(gpu_name)["decode"]
-    rate = {end: decode[end]["tokens_per_s"] * float(decode[end]["reference_parameters"]) / facts.parameters
-            for end in ("low", "high")}
+    rate = capped({end: decode[end]["tokens_per_s"] * float(decode[end]["reference_parameters"]) / facts.parameters
+                   for end in ("low", "high")}, bound)
     return Hours(tokens / rate["high"] / 3600, tokens / rate["low"] / 3600, gpus)
+
+
+def decode_bound_of(model: Any, facts: ModelFacts, dtype: str, gpu_name: str, max_new_tokens: int) -> DecodeBound | None:
+    """``model``'s bandwidth-bound decode rate on ``gpu_name`` (``None`` off vLLM or without its geometry)."""
+    return bound_for(model, facts, dtype, gpu(gpu_name), throughput_table(), max_new_tokens)
 
 
 def training_passes(*, lora: bool, checkpointing: bool, reference: bool = False, old_policy: bool = False) -> int:
@@ -106,8 +118,9 @@ def training_hours(tokens: int | None, facts: ModelFacts, passes: int, gpu_name:
 
 
 def memory_lines(facts: ModelFacts, dtype: str, gpu_name: str, vllm_share: float | None,
-                 sequence_tokens: int | None = None) -> list[tuple[str, str]]:
-    """The weights, and for vLLM its reserved share, KV-cache room and how many full sequences fit in it."""
+                 sequence_tokens: int | None = None, bound: DecodeBound | None = None) -> list[tuple[str, str]]:
+    """The weights, and for vLLM its reserved share, KV-cache room, how many full sequences fit in it
+    and the decode rate the sequences of this generation allow (``bound``)."""
     weights = facts.weights_gib(dtype)
     if weights is None:
         return [("GPU memory", f"not estimated: {facts.source}")]
@@ -123,5 +136,6 @@ def memory_lines(facts: ModelFacts, dtype: str, gpu_name: str, vllm_share: float
         return [*lines, ("vLLM reserves", f"{text}: less than its copy of the weights, no room for a KV cache")]
     tokens = int(free * 2**30 / per_token)
     fits = f", {tokens // sequence_tokens:,} sequences of {sequence_tokens:,} tokens" if sequence_tokens else ""
-    return [*lines, ("vLLM reserves", text),
-            ("KV cache", f"{free:,.1f} GiB = {tokens:,} tokens at {per_token / 1024:,.0f} KiB per token{fits}")]
+    lines += [("vLLM reserves", text),
+              ("KV cache", f"{free:,.1f} GiB = {tokens:,} tokens at {per_token / 1024:,.0f} KiB per token{fits}")]
+    return [*lines, ("decode bound", bound.text())] if bound is not None else lines

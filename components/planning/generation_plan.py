@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.planning.estimate import generation_hours, memory_lines
+from components.planning.estimate import decode_bound_of, generation_hours, memory_lines
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, benchmark_rows, rl_rows, source_rows, trace_rows, translated_rows
@@ -38,12 +38,13 @@ def generation_cost(stage: StagePlan, profile: Any, gpu: str, label: str, keys: 
     if context:
         stage.lines += [(f"{label} {name}" if label else name, text) for name, text in lines]
     if on_gpu(model):
-        hours = generation_hours(tokens, facts, gpu)
+        bound = decode_bound_of(model, facts, dtype_of(model), gpu, sampling.max_new_tokens)
+        hours = generation_hours(tokens, facts, gpu, bound=bound)
         if hours is not None:
             stage.estimate = hours if stage.estimate is None else stage.estimate + hours
         share = model.gpu_memory_utilization if model.backend in ("vllm", "vllm-server") else None
         if not stage.memory:
-            stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len)
+            stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     return problems
 
 
@@ -80,6 +81,11 @@ def data_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
                          traces.sampling, translated)
     kept = trace_rows(data)
     stage.add("kept for SFT", kept.text(), sft_rows=kept.count)
+    probe = traces.early_stop
+    stage.add("yield probe", "off: every query generated at once" if probe.probe_per_language is None else
+              f"the first {probe.probe_per_language:,} queries per language first; stops there when a language's "
+              f"95% retention interval projects under {probe.min_share:g} of its target",
+              probe_per_language=probe.probe_per_language)
     return stage, problems
 
 

@@ -55,7 +55,8 @@ class Plan:
 
 
 ESTIMATE_NOTE = ("GPU-hours are an estimate: every completion at its max_new_tokens, published vLLM batch "
-                 "throughput and an MFU range (components/planning/throughput.yaml)")
+                 "throughput capped by the decode rate the KV cache's concurrency allows, and an MFU range "
+                 "(components/planning/throughput.yaml)")
 
 
 def plan_profile(profile: Any, gpu: str = DEFAULT_GPU) -> Plan:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.planning.estimate import memory_lines, generation_hours, training_hours, training_passes
+from components.planning.estimate import (decode_bound_of, generation_hours, memory_lines, training_hours,
+                                          training_passes)
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
@@ -63,6 +64,10 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
                        f"= {steps.per_device * processes * steps.accumulation} rows per step")
     steps_lines(stage, section, steps)
+    if section.trl_option("packing") and not steps.by_max_steps:
+        stage.add("packing", f"on: rows are packed into max_length sequences when trl tokenizes them, so an epoch "
+                             f"has at most {steps.steps_per_epoch:,} steps (the count above is an upper bound; "
+                             "set sft.max_steps to fix the run's length)", steps_bound=True)
     length = section.trl_option("max_length") or 0
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
@@ -111,12 +116,13 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
         passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")),
                                  reference=section.trl_option("beta") > 0,
                                  old_policy=section.trl_option("num_iterations") > 1)
-        generating = generation_hours(tokens, facts, gpu, processes)
+        bound = decode_bound_of(model, facts, dtype_of(model), gpu, section.sampling.max_new_tokens)
+        generating = generation_hours(tokens, facts, gpu, processes, bound)
         trained = training_hours(steps.total_steps * steps.completions_per_step * section.sampling.max_new_tokens,
                                  facts, passes, gpu, processes)
         stage.estimate = generating + trained if generating and trained else None
         share = model.gpu_memory_utilization if model.backend == "vllm" else None
-        stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len)
+        stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     return stage, problems + found
 
 

@@ -111,6 +111,19 @@ class TranslationSettings(StrictSettings):
         return self
 
 
+class TraceEarlyStopSettings(StrictSettings):
+    """A probe of the teacher's yield before the whole trace set is generated (``components.data.trace_yield``).
+
+    The first ``probe_per_language`` queries of each language are generated and filtered first; when the
+    upper end of a language's 95% retention interval projects fewer than ``min_share`` of its target
+    (``per_language``, or every query of the language), the stage stops there. ``probe_per_language``
+    ``None`` generates everything at once; a language with no more queries than the probe is not probed.
+    """
+
+    probe_per_language: int | None = Field(default=100, ge=1)
+    min_share: float = Field(default=0.5, gt=0, le=1)
+
+
 class TraceSettings(StrictSettings):
     """Teacher reasoning traces and their filter (AdaMame §3.1, appendix C.1).
 
@@ -131,6 +144,8 @@ class TraceSettings(StrictSettings):
     language consistency is at least ``min_slc`` (a cold start that keeps
     code-switched traces, as PCS's curriculum assumes: it starts from low SLC),
     ``none`` keeps every language.
+    ``early_stop``: the teacher's yield probed on the first queries of each language, and the stage stopped
+    when it projects a set far below the target (``TraceEarlyStopSettings``).
     """
 
     from_file: ProjectPath | None = None
@@ -146,12 +161,13 @@ class TraceSettings(StrictSettings):
     min_slc: float | None = Field(default=None, ge=0, le=1)
     per_language: int | None = Field(default=None, ge=1)
     exemplar_trace_language: str | None = None
+    early_stop: TraceEarlyStopSettings = Field(default_factory=TraceEarlyStopSettings)
     seed: int = 0
 
     @model_validator(mode="after")
     def _teacher_or_file(self) -> "TraceSettings":
-        if self.from_file and changed_fields(self, ("model", "sampling")):
-            raise ValueError("model/sampling: traces read from_file are not generated; remove them")
+        if self.from_file and changed_fields(self, ("model", "sampling", "early_stop")):
+            raise ValueError("model/sampling/early_stop: traces read from_file are not generated; remove them")
         if self.exemplar_trace_language is not None:
             if not (self.from_file and str(self.from_file).endswith(".json")):
                 raise ValueError("exemplar_trace_language is read only for from_file exemplars (MGSM's exemplars.json)")

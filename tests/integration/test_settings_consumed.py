@@ -287,10 +287,12 @@ def consume_translation_and_traces(c):
                                       judge_sampling={"max_new_tokens": 2}, judge_min_score=2)
     build_translations(translation, DataSourceSettings(path=str(source_path)), ["fr"], "en", source_path,
                        c.root / "translations", c.root)
-    traced = [{**rows[0], "lang": "fr", "source_question": "How many?", "judge_score": 5}]
+    traced = [{**rows[0], "id": name, "lang": "fr", "source_question": "How many?", "judge_score": 5}
+              for name in ("a", "b")]  # two queries, so the one-query probe leaves a rest to generate
     write_table(traced, c.root / "tr.parquet", "translations")
     traces = TraceSettings(model=fake, sampling={"max_new_tokens": 8}, prompt={"style": "plain"}, verifier="exact",
-                           lcpr_rule="lcb", words_path=c.words, per_language=5, seed=2)
+                           lcpr_rule="lcb", words_path=c.words, per_language=5, seed=2,
+                           early_stop={"probe_per_language": 1, "min_share": 0.01})
     build_traces(traces, ["fr"], c.root / "tr.parquet", c.root / "traces", c.root)
     build_traces_from_file(TraceSettings(from_file=str(c.data / "mgsm" / "exemplars.json")), ["fr"], c.root / "file")
     sft = [{"id": "a", "lang": "fr", "question": "Q", "gold": "3", "prompt": "Q", "completion": "C"}]
