@@ -66,12 +66,23 @@ class Hours:
         span = _span(self.low, self.high)
         if self.gpus == 1:
             return f"{span} GPU-hours (1 GPU)"
-        return f"{span} GPU-hours ({self.gpus} GPUs: {_span(self.low / self.gpus, self.high / self.gpus)} h)"
+        return f"{span} GPU-hours ({self.gpus} GPUs: {_wall_span(self.low / self.gpus, self.high / self.gpus)})"
 
 
 def _span(low: float, high: float) -> str:
     low_text, high_text = _hours(low), _hours(high)
     return low_text if low_text == high_text else f"{low_text}–{high_text}"
+
+
+def _wall_span(low: float, high: float) -> str:
+    """A wall-clock range with its unit: ``h`` once when both ends are hours, each end's own unit otherwise.
+
+    >>> _wall_span(2.5, 5.0), _wall_span(0.25, 0.5), _wall_span(0.5, 2.25)
+    ('2.5–5.0 h', '15 min–30 min', '30 min–2.2 h')
+    """
+    if low >= 1:
+        return f"{_span(low, high)} h"
+    return _span(low, high) if high < 1 else f"{_hours(low)}–{_hours(high)} h"
 
 
 def _hours(value: float) -> str:
