@@ -185,18 +185,7 @@ def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
     job_path = write_job(job, out)
 
     def start_nodes() -> tuple[subprocess.Popen, subprocess.Popen]:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-                   POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE="1", POLYREASON_MASTER_ADDR="127.0.0.1",
-                   POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
-                   POLYREASON_NODE_POLL_S="0.2")
-        log = (tmp_path / "nodes.log").open("a")
-        lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
-                                 LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
-                                    env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        return lead, follower
+        return start_two_nodes(job_path, out, tmp_path, (tmp_path / "nodes.log").open("a"), per_node=1)
 
     lead, follower = start_nodes()
     deadline = time.time() + 300
@@ -235,17 +224,8 @@ def test_two_nodes_of_two_processes_train_a_world_of_four(tiny_model_dir, tmp_pa
     job = TrainingJob(stage="sft", sft=sft, model=str(tiny_model_dir),
                       dataset=str(write_table(rows, tmp_path / "sft.parquet", "sft")))
     job_path = write_job(job, out)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-               POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE="2", POLYREASON_MASTER_ADDR="127.0.0.1",
-               POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
-               POLYREASON_NODE_POLL_S="0.2", OMP_NUM_THREADS="1")
     with (tmp_path / "nodes.log").open("w") as log:
-        lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
-                                 LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
-                                    env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+        lead, follower = start_two_nodes(job_path, out, tmp_path, log, per_node=2, OMP_NUM_THREADS="1")
         try:
             assert lead.wait(timeout=600) == 0, (tmp_path / "nodes.log").read_text()[-4000:]
             assert follower.wait(timeout=60) == 0
@@ -259,3 +239,19 @@ def test_two_nodes_of_two_processes_train_a_world_of_four(tiny_model_dir, tmp_pa
     assert (result["num_processes"], result["global_step"]) == (4, planned.total_steps)
     print(f"2 nodes x 2 processes: world size {result['num_processes']}, {result['global_step']} steps "
           f"(the plan at 4 processes: {planned.total_steps}; the YAML's 2 would give {as_the_yaml_says.total_steps})")
+
+
+def start_two_nodes(job_path: Path, out: Path, tmp_path: Path, log, per_node: int,
+                    **env: str) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """Node 0 (leading the job's training) and node 1 (following it) on this machine, ``per_node`` processes each."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE=str(per_node), POLYREASON_MASTER_ADDR="127.0.0.1",
+               POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
+               POLYREASON_NODE_POLL_S="0.2", **env)
+    lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
+                             LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
+                                env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    return lead, follower
