@@ -37,7 +37,9 @@ from tasks.models import resolve_model_task
 def stage_section(section: GRPOStageSettings, rl: RLOutputs | None, sft: SFTOutputs | None) -> GRPOStageSettings:
     """The section with the model, dataset and audit rollouts of the earlier stages filled in."""
     model = section.model or (sft.base.model if sft else None)
-    if sft is not None:  # train the SFT model: its base weights with its adapter
+    if sft is not None and sft.trained.full:  # train the SFT model: its full weights (SFT with lora: null)
+        model = model.model_copy(update={"model": sft.weights, "adapter": None})
+    elif sft is not None:  # train the SFT model: its base weights with its adapter
         model = model.model_copy(update={"model": sft.base.model.model, "adapter": sft.adapter})
     audit = section.audit.model_copy(update={"rollouts": section.audit.rollouts or (rl.rollouts if rl else None)})
     return section.model_copy(update={"model": model, "dataset": rl.rl_set.path if rl else section.dataset,

@@ -116,7 +116,7 @@ def rejection_policy(plan: RecipePlan, sft: SFTOutputs | None, project: Project)
     """The model rejection sampling samples: the profile's ``data.rejection.policy``, else the SFT model."""
     if plan.rejection_policy is not None:
         return resolve_model_task(plan.rejection_policy, project, "policy")
-    return resolve_model_task(trained_model(plan.sft_model, sft.base, sft.adapter, "adapter"), project, "sft")
+    return resolve_model_task(trained_model(plan.sft_model, sft.base, sft.weights, sft.kind), project, "sft")
 
 
 def evaluation_models(plan: RecipePlan, sft: SFTOutputs | None, grpo: GRPOOutputs | None,
@@ -125,7 +125,7 @@ def evaluation_models(plan: RecipePlan, sft: SFTOutputs | None, grpo: GRPOOutput
     run_as = plan.evaluation_model
     models = [resolve_model_task(run_as, project, "base", plan.tracking_uri)]
     if sft is not None:
-        models.append(resolve_model_task(trained_model(run_as, sft.base, sft.adapter, "adapter"), project, "sft"))
+        models.append(resolve_model_task(trained_model(run_as, sft.base, sft.weights, sft.kind), project, "sft"))
     if grpo is not None:
         models.append(resolve_model_task(trained_model(run_as, grpo.base, grpo.weights, grpo.kind), project, "grpo"))
     return models
@@ -136,9 +136,9 @@ def register_final(plan: RecipePlan, parent: RunRef, sft: SFTOutputs | None, grp
                    project: Project) -> RegisteredModel:
     """Register the recipe's final model (GRPO's, else SFT's), and its merged copy when the profile asks."""
     registry, base_name = plan.registry, plan.sft_model.model
-    kind = grpo.kind if grpo is not None else "adapter"
+    kind = grpo.kind if grpo is not None else sft.kind
     final = evaluations[-1].model if evaluations else resolve_model_task(
-        trained_model(plan.sft_model, sft.base, grpo.weights if grpo else sft.adapter, kind), project,
+        trained_model(plan.sft_model, sft.base, grpo.weights if grpo else sft.weights, kind), project,
         "grpo" if grpo else "sft")
     name = registry.name or plan.name
     tags = {**plan.tags, **headline_tags(comparison, final.tag)}

@@ -53,11 +53,17 @@ class DataOutputs(Output):
 
 class TrainedRun(Output):
     """A finished training run: its directory (``result.json`` as summary), its adapter, its merged model if any
-    (a GRPO run after a KL-triggered reference reset)."""
+    (a GRPO run after a KL-triggered reference reset). A full-parameter run (``lora: null``) has no adapter and
+    its full model as ``merged``."""
 
     run: ArtifactRef
-    adapter: str
+    adapter: str | None
     merged: str | None = None
+
+    @property
+    def full(self) -> bool:
+        """Whether every weight was trained (no adapter: the full model is the product)."""
+        return self.adapter is None
 
 
 class SFTOutputs(Output):
@@ -69,8 +75,18 @@ class SFTOutputs(Output):
     model_id: str | None = None  # the adapter's MLflow logged model
 
     @property
-    def adapter(self) -> str:
+    def adapter(self) -> str | None:
         return self.trained.adapter
+
+    @property
+    def kind(self) -> str:
+        """``adapter`` (base + the LoRA adapter) or ``merged`` (a full model: SFT with ``lora: null``)."""
+        return "merged" if self.trained.full else "adapter"
+
+    @property
+    def weights(self) -> str:
+        """The adapter, or the full model's directory."""
+        return self.trained.merged if self.trained.full else self.trained.adapter
 
 
 class RLOutputs(Output):

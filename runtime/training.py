@@ -29,7 +29,7 @@ from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
 
 CHECKPOINT_FILES = ("adapter_model.safetensors", "adapter_config.json", "curriculum_state.json",
-                    "reference_resets.json", "reference_resets.safetensors")
+                    "reference_resets.json", "reference_resets.safetensors")  # a full model's weights stay on disk
 
 
 def training_dir(project: Project, job: TrainingJob, *input_fingerprints: str | None) -> Path:
@@ -72,12 +72,16 @@ def checkpoint_progress(out: Path) -> str:
 
 
 def trained(job: TrainingJob, out: Path) -> Made:
-    """Run the trainer in ``out``; the run as a product: its adapter's files and ``result.json`` (its summary),
-    fingerprinted by the adapter's weights."""
+    """Run the trainer in ``out``; the run as a product: its weights' files (the adapter, or the full model of a
+    ``lora: null`` run) and ``result.json`` (its summary), fingerprinted by those weights."""
     run_trainer(job, out)
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
-    files = [path for path in sorted((out / "adapter").rglob("*")) if path.is_file()] + [out / "result.json"]
-    return Made(summary=result, files=files, fingerprint=file_fingerprint(out / "adapter" / "adapter_model.safetensors"))
+    full = job.settings.lora is None
+    weights = out / ("model" if full else "adapter")
+    files = [path for path in sorted(weights.rglob("*")) if path.is_file()]
+    tensors = sorted(weights.glob("model*.safetensors")) if full else [weights / "adapter_model.safetensors"]
+    return Made(summary=result, files=files + [out / "result.json"],
+                fingerprint="-".join(file_fingerprint(path) for path in tensors))
 
 
 def train_once(job: TrainingJob, out: Path) -> TrainedRun:
@@ -142,7 +146,8 @@ def cell_text(value):
 
 def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> str:
     """Each checkpoint (its adapter, curriculum and reset files) and the final adapter as a logged model of ``run``,
-    with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id."""
+    with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id
+    (a full-parameter run's final model, described by its path)."""
     from runtime import tracking
     from runtime.logged_models import MODEL_PREFIX, log_model
 
@@ -156,5 +161,8 @@ def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> 
         tags[f"polyreason.checkpoint.{step}"] = f"{MODEL_PREFIX}{model_id}"
     tracking.set_tags(run, tags)
     final_step = trained.run.summary.get("global_step")
+    if trained.full:  # all weights trained: the full model is described, not uploaded (as a merged one)
+        return log_model(run, f"{name}-{stage}-model", kind=f"{stage}-model", step=final_step,
+                         params={"weights": "full", "path": trained.merged}, tags={"polyreason.weights": "not uploaded"})
     return log_model(run, f"{name}-{stage}-adapter", kind=f"{stage}-adapter", step=final_step,
                      directory=out / "adapter")

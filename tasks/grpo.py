@@ -157,8 +157,8 @@ def log_grpo_model_task(run: RunRef, final: FinalWeights, trained: TrainedRun, a
     (its full weights). Returns its id."""
     from runtime.logged_models import log_model
 
-    if final.weights == trained.adapter:
-        return adapter_model
+    if final.weights in (trained.adapter, trained.merged if trained.full else None):
+        return adapter_model  # the trainer's own product, already logged by log_grpo_task
     step = trained.run.summary.get("global_step")
     merged = final.kind == "merged"
     return log_model(run, f"{name}-grpo-model", kind="grpo-model", step=step,
@@ -177,7 +177,7 @@ def final_weights_task(trained: TrainedRun, base_path: str, sft_adapter: str | N
     """
     from components.training.adapters import combine_adapters
 
-    if trained.merged:
+    if trained.merged:  # after a reset, or every weight trained (lora: null)
         return FinalWeights(weights=trained.merged, kind="merged")
     if sft_adapter is None:
         return FinalWeights(weights=trained.adapter, kind="adapter")

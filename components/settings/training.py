@@ -8,7 +8,8 @@ profile loads. ``TRL_DEFAULTS`` fill the ones a profile leaves out.
 
 Own fields: a ``ModelSettings`` for the model (its ``dtype`` and ``device``
 decide precision: ``auto`` trains in bfloat16 on CUDA, float32 on CPU), a
-``LoraSettings``, ``warmup_ratio`` (transformers 5 spells it as a fractional
+``LoraSettings`` (``lora: null`` trains every weight of the model: full-parameter
+fine-tuning, the papers' RL stages), ``warmup_ratio`` (transformers 5 spells it as a fractional
 ``warmup_steps``), how the trainer process is launched and resumed. GRPO samples,
 so it also has a ``SamplingSettings``: ``n`` is trl's ``num_generations``,
 ``max_new_tokens`` its ``max_completion_length``, ``temperature``/``top_p`` as
@@ -62,7 +63,8 @@ class SFTSettings(TrainerSettings):
     config shipped in ``components/training/accelerate/`` (``cpu``, ``cpu-2``,
     ``single-gpu``, ``multi-gpu-zero2``, ``multi-gpu-zero3``, ``multi-gpu-fsdp``) or the path of a YAML file; ``None`` runs
     plain ``python -m`` (one process). ``merge`` also saves the base model with
-    the adapter merged in.
+    the adapter merged in. ``lora: null`` trains all weights and saves the full model
+    (``merge`` is then refused: there is no adapter to merge).
     """
 
     OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL}
@@ -76,7 +78,7 @@ class SFTSettings(TrainerSettings):
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     template: Literal["chat", "plain"] = "chat"
-    lora: LoraSettings = Field(default_factory=lambda: LoraSettings(dropout=0.05))
+    lora: LoraSettings | None = Field(default_factory=lambda: LoraSettings(dropout=0.05))
     warmup_ratio: float = Field(default=0.1, ge=0, lt=1)
     merge: bool = False
     resume: bool = True
@@ -88,6 +90,12 @@ class SFTSettings(TrainerSettings):
     @classmethod
     def _local_model(cls, value: ModelSettings) -> ModelSettings:
         return _trainable(value, "sft.model")
+
+    @model_validator(mode="after")
+    def _merge_needs_adapter(self) -> "SFTSettings":
+        if self.lora is None and self.merge:
+            raise ValueError("merge is read only with LoRA: with lora: null the trainer saves the full model")
+        return self
 
 
 class KLResetSettings(StrictSettings):
@@ -130,7 +138,7 @@ class GRPOValidationSettings(StrictSettings):
 
 
 class GRPOStageSettings(TrainerSettings):
-    """The curriculum GRPO stage: trl ``GRPOTrainer`` + LoRA with registry rewards.
+    """The curriculum GRPO stage: trl ``GRPOTrainer`` + LoRA (or all weights: ``lora: null``) with registry rewards.
 
     ``model`` (base weights plus an optional SFT ``adapter``, merged in before a
     fresh adapter is trained) and ``dataset`` default to the outputs of the
@@ -139,6 +147,9 @@ class GRPOStageSettings(TrainerSettings):
     ``lang`` (or ``dataset_lang`` for a one-language file). Every key not listed
     here is a field of trl's ``GRPOConfig`` (AdaMame: ``loss_type: dr_grpo`` with
     ``scale_rewards: none`` for the paper's text, ``group`` for its released code).
+    ``lora: null`` trains every weight; with ``beta > 0`` trl then builds the
+    reference model itself (a second copy of the weights) and ``kl_reset`` copies
+    the policy's weights into it.
     ``rollout_table_rows``: rollouts of each logging step shown as an MLflow table (trl's ``log_completions``
     writes them with every reward function's value and the rewards' extra columns); 0 turns it off.
     """
@@ -162,8 +173,8 @@ class GRPOStageSettings(TrainerSettings):
     }  # fmt: skip
     TRL_REFUSED = {
         **TRL_REFUSED, "eval_strategy": "the trainer gets no evaluation set; set validation (GRPO's validation curves)",
-        "sync_ref_model": "trl refuses it for a LoRA policy, which polyreason trains; set kl_reset (the reference "
-                          "becomes the policy when the KL exceeds a threshold)",
+        "sync_ref_model": "trl refuses it for a LoRA policy and syncs on a fixed period; set kl_reset (the "
+                          "reference becomes the policy when the KL exceeds a threshold, with LoRA or all weights)",
     }  # fmt: skip
 
     model: ModelSettings | None = None
@@ -177,7 +188,7 @@ class GRPOStageSettings(TrainerSettings):
         default_factory=lambda: SamplingSettings(n=8, temperature=0.8, max_new_tokens=4096)
     )
     rewards: list[RewardSettings] = Field(default_factory=lambda: [RewardSettings()], min_length=1)
-    lora: LoraSettings = Field(default_factory=LoraSettings)
+    lora: LoraSettings | None = Field(default_factory=LoraSettings)
     kl_reset: KLResetSettings = Field(default_factory=KLResetSettings)
     audit: RewardAuditSettings = Field(default_factory=RewardAuditSettings)
     validation: GRPOValidationSettings = Field(default_factory=GRPOValidationSettings)

@@ -28,8 +28,14 @@ torch at import time.
   checkpoint (``reference_resets.safetensors``) and replayed on resume, because
   a LoRA checkpoint does not contain the base weights. Not supported: DoRA,
   a pretrained adapter trained in place (trl's ``"ref"`` adapter; merge it
-  first), ZeRO-3/FSDP sharded weights. Reference log-probs already computed for
+  first), ZeRO-3/FSDP sharded LoRA weights. Reference log-probs already computed for
   the current generation batch (``steps_per_generation > 1``) are not recomputed.
+  With all weights trained (no adapter) trl holds a separate reference model
+  (``trainer.ref_model``), and the reset copies the policy's weights into it
+  with trl's own ``SyncRefModelCallback.sync_target_model`` at mixing weight 1
+  (which gathers ZeRO-3 partitions first); the reference's weights of the last
+  reset are stored in each checkpoint (``reference_model.safetensors``, one
+  unsharded copy) and loaded back on resume.
 * ``MetricsJsonlCallback`` — the MLflow-free sink: one JSON line per ``on_log``
   with trl's metrics, our reward components (``log_metric``) and the values of
   the ``providers`` (τ, resets), and the lines other callbacks ``write`` (the
@@ -53,6 +59,7 @@ from components.rewards.curriculum import Reduce, TauCurriculum
 CURRICULUM_FILE = "curriculum_state.json"
 RESETS_FILE = "reference_resets.json"
 RESETS_TENSORS = "reference_resets.safetensors"
+REFERENCE_WEIGHTS = "reference_model.safetensors"
 
 
 class _Callback:
@@ -138,7 +145,8 @@ def _lora_layers(model: Any, adapter: str) -> Iterable[tuple[str, Any]]:
 def _peft_adapter(model: Any) -> str:
     peft_config = getattr(model, "peft_config", None)
     if not peft_config:
-        raise NotImplementedError("reference reset needs a PEFT (LoRA) model; full fine-tuning is not supported")
+        raise NotImplementedError("reset_reference_to_policy merges a PEFT (LoRA) adapter; a full model's reference "
+                                  "is reset by copy_policy_into_reference")
     if "ref" in peft_config:
         raise NotImplementedError("reference reset does not support trl's 'ref' adapter: merge the "
                                   "pretrained adapter into the base model and train a fresh one")
@@ -181,6 +189,20 @@ def reset_reference_to_policy(model: Any, optimizer: Any = None, *, seed: int = 
     return factors
 
 
+def is_peft_model(model: Any) -> bool:
+    """Whether ``model`` carries peft adapters (a LoRA policy) rather than being trained in full."""
+    return bool(getattr(model, "peft_config", None))
+
+
+def copy_policy_into_reference(model: Any, reference: Any) -> None:
+    """Full fine-tuning: the reference model's weights become the policy's (trl's sync at mixing weight 1)."""
+    from trl.trainer.callbacks import SyncRefModelCallback
+
+    if reference is None:
+        raise NotImplementedError("reference reset of a full model needs trl's reference model (beta > 0)")
+    SyncRefModelCallback.sync_target_model(model, reference, 1.0)
+
+
 def replay_resets(model: Any, merged: list[dict[str, Any]]) -> None:
     """Re-apply saved resets to freshly loaded base weights (the adapter's current values are kept)."""
     import torch
@@ -202,10 +224,12 @@ def replay_resets(model: Any, merged: list[dict[str, Any]]) -> None:
 class ReferenceResetCallback(_Callback):
     """Resets the reference to the policy whenever the logged KL is strictly above ``threshold``."""
 
-    def __init__(self, threshold: float = 0.2, *, seed: int = 0, resume_from: str | Path | None = None) -> None:
+    def __init__(self, threshold: float = 0.2, *, seed: int = 0, resume_from: str | Path | None = None,
+                 reference: Callable[[], Any] | None = None) -> None:
         self.threshold = threshold
         self.seed = seed
         self.resume_from = Path(resume_from) if resume_from else None
+        self.reference = reference  # full fine-tuning: returns trl's reference model (trainer.ref_model)
         self.history: list[dict[str, float]] = []
         self.merged: list[dict[str, Any]] = []
 
@@ -220,30 +244,51 @@ class ReferenceResetCallback(_Callback):
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if self.resume_from is not None and (self.resume_from / RESETS_FILE).is_file():
             self.load(self.resume_from)
-            replay_resets(model, self.merged)
+            if is_peft_model(model):
+                replay_resets(model, self.merged)
+            elif self.history:
+                self._load_reference(self.resume_from)
 
     def on_log(self, args: Any, state: Any, control: Any, logs: Mapping[str, Any] | None = None,
                model: Any = None, optimizer: Any = None, **kwargs: Any) -> None:
         kl = (logs or {}).get("kl")
         if not self.should_reset(kl):
             return
-        self.merged.append(reset_reference_to_policy(model, optimizer, seed=self.seed + self.resets))
+        if is_peft_model(model):
+            self.merged.append(reset_reference_to_policy(model, optimizer, seed=self.seed + self.resets))
+        else:
+            copy_policy_into_reference(model, self.reference() if self.reference else None)
+            self.merged.append({})
         self.history.append({"step": state.global_step, "kl": float(kl)})
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if state.is_world_process_zero:
-            self.save(checkpoint_dir(args, state))
+            self.save(checkpoint_dir(args, state), with_reference=True)
 
-    def save(self, directory: str | Path) -> None:
-        """Write the reset history (JSON) and the merged factors (safetensors) to ``directory``."""
+    def save(self, directory: str | Path, *, with_reference: bool = False) -> None:
+        """Write the reset history (JSON) and the merged factors (safetensors) to ``directory``; with
+        ``with_reference`` (a checkpoint) also a full model's reference weights after a reset."""
         from safetensors.torch import save_file
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / RESETS_FILE).write_text(json.dumps({"history": self.history}, indent=1), encoding="utf-8")
-        if self.merged:
-            tensors = {f"{i}/{key}": t for i, factors in enumerate(self.merged) for key, t in factors.items()}
+        tensors = {f"{i}/{key}": t for i, factors in enumerate(self.merged) for key, t in factors.items()}
+        if tensors:
             save_file(tensors, str(directory / RESETS_TENSORS))
+        if with_reference and self.history and self.reference is not None:
+            from safetensors.torch import save_model
+
+            save_model(self.reference(), str(directory / REFERENCE_WEIGHTS))
+
+    def _load_reference(self, directory: Path) -> None:
+        from safetensors.torch import load_model
+
+        path = directory / REFERENCE_WEIGHTS
+        if self.reference is None or not path.is_file():
+            raise FileNotFoundError(f"{path}: the checkpoint records reference resets of a full model but not the "
+                                    "reference's weights")
+        load_model(self.reference(), str(path))
 
     def load(self, directory: str | Path) -> None:
         """Read what ``save`` wrote."""
@@ -252,7 +297,7 @@ class ReferenceResetCallback(_Callback):
         directory = Path(directory)
         self.history = json.loads((directory / RESETS_FILE).read_text(encoding="utf-8"))["history"]
         self.merged = [{} for _ in self.history]
-        if self.history:
+        if self.history and (directory / RESETS_TENSORS).is_file():
             for key, tensor in load_file(str(directory / RESETS_TENSORS)).items():
                 index, name = key.split("/", 1)
                 self.merged[int(index)][name] = tensor

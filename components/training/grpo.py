@@ -7,6 +7,11 @@ first), the dataset (``components.training.grpo_data``) and the section.
 * A fresh LoRA adapter is trained on the merged weights, so trl's PEFT reference
   (adapters disabled) is the SFT policy and a KL-triggered reference reset is
   "merge + fresh adapter" (``components.training.callbacks``).
+* With ``lora: null`` every weight is trained (the papers' RL stages). trl then
+  builds its own reference model with ``beta > 0``, from the path in the
+  model's config, which for an SFT adapter merged in here is the base without
+  it; so the policy's weights are copied into that reference before training,
+  and a reference reset copies them again.
 * Resumes from the last complete checkpoint under ``<out>/trainer`` when
   ``resume`` is set, with the curricula and reference resets of that checkpoint.
 * ``GRPOConfig`` is built from the section (``GRPOStageSettings.trl_arguments``):
@@ -18,7 +23,8 @@ first), the dataset (``components.training.grpo_data``) and the section.
   set every N steps (``components.training.validation``).
 * Writes ``<out>/adapter`` (final adapter, plus curriculum/reset state),
   ``<out>/merged`` (full model, only when the reference was reset: the LoRA
-  adapter alone then misses the merged updates) and ``<out>/result.json``.
+  adapter alone then misses the merged updates) and ``<out>/result.json``; with
+  ``lora: null``, the full model (and that state) in ``<out>/model`` instead.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from typing import Any
 
 from components.rewards import build_reward
 from components.settings import GRPOStageSettings, ModelSettings
-from components.training.callbacks import CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback
+from components.training.callbacks import (
+    CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback, copy_policy_into_reference,
+)  # fmt: skip
 from components.training.progress import ProgressCallback
 from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
@@ -76,6 +84,8 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     config = grpo_config(settings, model_settings, out_dir / "trainer", device)
     trainer = grouped_trainer(settings, rows, raw_rows, out_dir, model=model, reward_funcs=rewards, args=config,
                               processing_class=tokenizer, peft_config=lora_config(settings.lora))  # LcRL hook
+    if settings.lora is None and trainer.ref_model is not None:  # trl's reference is loaded from the base's path
+        copy_policy_into_reference(trainer.model, trainer.ref_model)
     curricula = {r.__name__: r.curriculum for r in rewards if getattr(r, "curriculum", None) is not None}
     stateful: list[Any] = []
     if curricula:
@@ -83,7 +93,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
                                            resume_from=resume_from))
     if settings.kl_reset.enabled:
         stateful.append(ReferenceResetCallback(settings.kl_reset.threshold, seed=settings.sampling.seed,
-                                               resume_from=resume_from))
+                                               resume_from=resume_from, reference=lambda: trainer.ref_model))
     for callback in stateful:
         trainer.add_callback(callback)
     sink = MetricsJsonlCallback(out_dir / "metrics.jsonl", providers=[c.metrics for c in stateful])
@@ -115,20 +125,22 @@ def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = No
     resume_from = str(checkpoint) if checkpoint else None
     trainer, stateful = build_trainer(job, out_dir, resume_from, abort_after)
     output = trainer.train(resume_from_checkpoint=resume_from)
-    adapter_dir, merged_dir = out_dir / "adapter", None
-    trainer.save_model(str(adapter_dir))
+    full = job.grpo.lora is None
+    adapter_dir, merged_dir = (None, out_dir / "model") if full else (out_dir / "adapter", None)
+    trainer.save_model(str(merged_dir if full else adapter_dir))
     main = trainer.accelerator.is_main_process
     if main:
         for callback in stateful:
-            callback.save(adapter_dir)
+            callback.save(merged_dir if full else adapter_dir)
     resets = next((c.resets for c in stateful if isinstance(c, ReferenceResetCallback)), 0)
-    if resets and main:
+    if resets and main and not full:
         merged_dir = out_dir / "merged"
         trainer.model.merge_and_unload().save_pretrained(str(merged_dir))
         trainer.processing_class.save_pretrained(str(merged_dir))
     curricula = next((c for c in stateful if isinstance(c, CurriculumCallback)), None)
     result = {
-        "adapter_dir": str(adapter_dir), "merged_dir": str(merged_dir) if merged_dir else None,
+        "adapter_dir": str(adapter_dir) if adapter_dir else None, "merged_dir": str(merged_dir) if merged_dir else None,
+        "weights": "full" if full else "adapter",
         "metrics_path": str(out_dir / "metrics.jsonl"), "trainer_dir": str(out_dir / "trainer"),
         "resumed_from": resume_from, "global_step": trainer.state.global_step,
         "max_steps": trainer.state.max_steps, "train_runtime": output.metrics.get("train_runtime"),

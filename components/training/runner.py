@@ -248,8 +248,14 @@ def load_model(model: ModelSettings, device: str, *, padding_side: str = "right"
     return weights, tokenizer
 
 
-def lora_config(lora: LoraSettings):
-    """peft ``LoraConfig`` for a causal LM."""
+def lora_config(lora: LoraSettings | None):
+    """peft ``LoraConfig`` for a causal LM; ``None`` (full-parameter training: trl trains every weight) for none.
+
+    >>> lora_config(None) is None
+    True
+    """
+    if lora is None:
+        return None
     from peft import LoraConfig
 
     return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,

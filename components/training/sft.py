@@ -2,7 +2,8 @@
 
 - trl ``SFTTrainer`` + peft LoRA (AdaMame: r=8, alpha=16, all linear modules, lr
   2e-4, cosine, warm-up ratio 0.1; transformers 5 spells the ratio
-  ``warmup_steps=<float in [0,1)>``).
+  ``warmup_steps=<float in [0,1)>``), or every weight with ``lora: null`` (AdaMame
+  table 5's full SFT): the full model is then saved to ``<out>/model``.
 - Examples are prompt-completion pairs: the user text already carries the
   language-specific instruction (``prompt`` column). ``template="chat"``: the
   conversational form, rendered with the tokenizer's chat template by trl;
@@ -56,9 +57,13 @@ def training_arguments(sft: SFTSettings, out_dir: Path, device: str):
 
 
 def output_dirs(sft: SFTSettings, out_dir: Path) -> dict[str, str | None]:
-    """Where the run writes: the trainer's checkpoints, the adapter, the merged model (only with ``merge``)."""
+    """Where the run writes: the trainer's checkpoints, the adapter, the merged model (only with ``merge``); with
+    ``lora: null`` no adapter and the full model in ``model/`` (recorded as ``merged_dir``: the weights to run)."""
+    if sft.lora is None:
+        return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": None, "merged_dir": str(out_dir / "model"),
+                "weights": "full"}
     return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": str(out_dir / "adapter"),
-            "merged_dir": str(out_dir / "merged") if sft.merge else None}
+            "merged_dir": str(out_dir / "merged") if sft.merge else None, "weights": "adapter"}
 
 
 def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = None):
@@ -93,10 +98,13 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
     result = {"global_step": trainer.state.global_step, "train_loss": output.training_loss,
               "resumed_from": str(resume) if resume else None, "examples": examples,
               "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes, **dirs}
+    if dirs["adapter_dir"] is None:  # full-parameter training: trainer.save_model gathers sharded weights
+        trainer.save_model(dirs["merged_dir"])
     if trainer.accelerator.is_main_process:
-        trainer.model.save_pretrained(dirs["adapter_dir"])
-        trainer.processing_class.save_pretrained(dirs["adapter_dir"])
-        if dirs["merged_dir"]:
+        if dirs["adapter_dir"] is not None:
+            trainer.model.save_pretrained(dirs["adapter_dir"])
+            trainer.processing_class.save_pretrained(dirs["adapter_dir"])
+        if dirs["merged_dir"] and dirs["adapter_dir"] is not None:
             trainer.model.merge_and_unload().save_pretrained(dirs["merged_dir"])
             trainer.processing_class.save_pretrained(dirs["merged_dir"])
         (out_dir / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")

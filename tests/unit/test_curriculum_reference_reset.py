@@ -111,3 +111,43 @@ def test_full_fine_tuning_is_refused():
 
     with pytest.raises(NotImplementedError):
         reset_reference_to_policy(torch.nn.Linear(2, 2))
+
+
+def _full_model(seed: int):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=64, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=64)
+    return Qwen2ForCausalLM(config).eval()
+
+
+def test_full_model_reset_copies_the_policy_into_the_reference_and_resumes_it(tmp_path):
+    from accelerate import Accelerator
+
+    from components.training.callbacks import REFERENCE_WEIGHTS, ReferenceResetCallback
+
+    Accelerator(cpu=True)  # trl's sync reads the accelerator's state (ZeRO-3 or not), as inside a trainer
+    policy, reference = _full_model(0), _full_model(1)
+    policy_before = _logits(policy)
+    assert not torch.allclose(policy_before, _logits(reference))
+    callback = ReferenceResetCallback(0.2, reference=lambda: reference)
+    callback.on_log(None, _state(), None, logs={"kl": 0.3}, model=policy)
+    assert callback.resets == 1
+    for (name, a), (_, b) in zip(policy.state_dict().items(), reference.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert torch.equal(_logits(policy), policy_before)  # the policy did not move
+    callback.save(tmp_path, with_reference=True)
+    assert (tmp_path / REFERENCE_WEIGHTS).is_file()
+
+    fresh_reference = _full_model(2)  # as trl builds it again when training resumes
+    restored = ReferenceResetCallback(0.2, resume_from=tmp_path, reference=lambda: fresh_reference)
+    restored.on_train_begin(None, _state(), None, model=policy)
+    assert restored.resets == 1 and torch.equal(_logits(fresh_reference), _logits(reference))
+
+
+def test_full_model_reset_needs_a_reference_model():
+    from components.training.callbacks import ReferenceResetCallback
+
+    with pytest.raises(NotImplementedError, match="beta > 0"):
+        ReferenceResetCallback(0.2).on_log(None, _state(), None, logs={"kl": 0.3}, model=_full_model(0))

@@ -31,9 +31,9 @@ REFUSED = [  # (section, keys, the reported line)
                             "on CUDA train with bf16)"),
     ("sft", {"model_init_kwargs": {}}, "sft.model_init_kwargs: not usable here: polyreason loads the model itself: "
                                        "set model.dtype and model.device"),
-    ("grpo", {"sync_ref_model": True}, "grpo.sync_ref_model: not usable here: trl refuses it for a LoRA policy, which "
-                                       "polyreason trains; set kl_reset (the reference becomes the policy when the KL "
-                                       "exceeds a threshold)"),
+    ("grpo", {"sync_ref_model": True}, "grpo.sync_ref_model: not usable here: trl refuses it for a LoRA policy and syncs "
+                                       "on a fixed period; set kl_reset (the reference becomes the policy when the KL "
+                                       "exceeds a threshold, with LoRA or all weights)"),
     ("grpo", {"learning_rate": "fast"}, "grpo.learning_rate: trl's GRPOConfig declares it float: Input should be a "
                                         "valid number, unable to parse string as a number"),
     ("sft", {"packing": "yes please"}, "sft.packing: trl's SFTConfig declares it bool: Input should be a valid "
