@@ -1,9 +1,11 @@
-"""The plans of the trainer stages: LoRA SFT and curriculum GRPO (``components.planning.steps`` counts their steps).
+"""The plans of the trainer stages: SFT and curriculum GRPO (``components.planning.steps`` counts their steps).
 
 Problems found here: trl's config refusing the batch geometry on the launched
 number of processes, fewer prompts than one generation batch, a warm-up as long
 as the run, a τ curriculum whose maximum the planned steps cannot reach, a
-generation length the model's context cannot hold.
+generation length the model's context cannot hold, a run whose weights, gradients,
+optimizer states, reference model and colocated vLLM cannot fit one GPU
+(``components.planning.memory``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 from components.planning.estimate import (decode_bound_of, generation_hours, memory_lines, training_hours,
                                           training_passes)
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
+from components.planning.memory import accelerate_yaml, sharding_of, training_memory, training_mode
+from components.planning.estimate import gpu as gpu_row
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
 from components.planning.schedules import curricula, phi_start, tau_plan
@@ -72,11 +76,45 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
     facts = facts_of(section.model, profile.project_dir)
+    problems = warmup_problems("sft", steps)
     if on_gpu(section.model):
-        passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")))
+        passes = training_passes(lora=section.lora is not None,
+                                 checkpointing=bool(section.trl_option("gradient_checkpointing")))
         stage.estimate = training_hours(tokens, facts, passes, gpu, processes)
         stage.memory = memory_lines(facts, dtype_of(section.model), gpu, None)
-    return stage, warmup_problems("sft", steps)
+    problems += memory_plan(stage, "sft", section, section.model, facts, gpu, reference=False, vllm_share=None)
+    return stage, problems
+
+
+def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: Any, gpu_name: str, *,
+                reference: bool, vllm_share: float | None) -> list[Problem]:
+    """The training mode, the GPU count and (on a GPU) the per-GPU memory; a run that cannot fit is a problem."""
+    sharding = sharding_of(accelerate_yaml(section.accelerate_config))
+    full = section.lora is None
+    stage.add("training", training_mode(section.lora), training_mode="full" if full else "lora")
+    layout = "" if sharding.kind == "none" else f", {sharding.kind} sharding"
+    stage.add("GPUs", f"{sharding.processes} (accelerate {section.accelerate_config or 'none'}{layout})",
+              gpus=sharding.processes)
+    if not on_gpu(model) or facts.parameters is None:
+        return []
+    gpu_gib = float(gpu_row(gpu_name)["memory_gib"])
+    memory = training_memory(facts.parameters, dtype_of(model), sharding, full=full, reference=full and reference,
+                             vllm_share=vllm_share, gpu_gib=gpu_gib)
+    parts = [f"weights {memory.weights:,.1f}", f"gradients {memory.gradients:,.1f}",
+             f"AdamW states {memory.optimizer:,.1f}", f"reference {memory.reference:,.1f}",
+             f"vLLM {memory.vllm:,.1f}"] if full else [f"frozen weights {memory.weights:,.1f}", f"vLLM {memory.vllm:,.1f}"]
+    uncounted = "activations" if full else "the adapter's gradients and AdamW states, activations"
+    stage.memory.append(("per-GPU memory", f"≥ {memory.total:,.1f} GiB of {gpu_gib:g} ({', '.join(parts)} GiB; "
+                                           f"{uncounted} not counted)"))
+    stage.values["gpu_memory_gib"] = round(memory.total, 2)
+    if memory.fits:
+        return []
+    keys = [f"{name}.lora", f"{name}.accelerate_config"] + ([f"{name}.beta"] if memory.reference else []) + (
+        [f"{name}.model.gpu_memory_utilization"] if memory.vllm else [])
+    return [Problem(name, tuple(keys), f"{training_mode(section.lora)} on {sharding.processes} GPU(s) "
+                                      f"({layout.lstrip(', ') or 'no sharding'}) needs at least {memory.total:,.1f} GiB per GPU "
+                                      f"({', '.join(parts)} GiB) but a {gpu_name} has {gpu_gib:g}: shard over more "
+                                      "GPUs (a ZeRO-3 or FSDP config), train LoRA, or lower the vLLM share")]
 
 
 def coupled_languages(profile: Any) -> int:
@@ -113,7 +151,8 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     if on_gpu(model):
         completions = steps.generations * steps.generation_batch_size
         tokens = completions * section.sampling.max_new_tokens
-        passes = training_passes(lora=True, checkpointing=bool(section.trl_option("gradient_checkpointing")),
+        passes = training_passes(lora=section.lora is not None,
+                                 checkpointing=bool(section.trl_option("gradient_checkpointing")),
                                  reference=section.trl_option("beta") > 0,
                                  old_policy=section.trl_option("num_iterations") > 1)
         bound = decode_bound_of(model, facts, dtype_of(model), gpu, section.sampling.max_new_tokens)
@@ -123,6 +162,9 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
         stage.estimate = generating + trained if generating and trained else None
         share = model.gpu_memory_utilization if model.backend == "vllm" else None
         stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
+    colocated = model.backend == "vllm" and section.trl_option("vllm_mode") == "colocate"
+    problems += memory_plan(stage, "grpo", section, model, facts, gpu, reference=section.trl_option("beta") > 0,
+                            vllm_share=model.gpu_memory_utilization if colocated else None)
     return stage, problems + found
 
 
