@@ -61,7 +61,8 @@ class SFTSettings(TrainerSettings):
     ``template``: ``chat`` (the tokenizer's chat template) or ``plain``
     (``prompt + completion``, for base models). ``accelerate_config`` names a
     config shipped in ``components/training/accelerate/`` (``cpu``, ``cpu-2``,
-    ``single-gpu``, ``multi-gpu-zero2``, ``multi-gpu-zero3``, ``multi-gpu-fsdp``) or the path of a YAML file; ``None`` runs
+    ``single-gpu``, ``multi-gpu-zero2``, ``multi-gpu-zero3``, ``multi-gpu-zero3-2``, ``multi-gpu-fsdp``,
+    ``multi-gpu-fsdp-4``) or the path of a YAML file; ``None`` runs
     plain ``python -m`` (one process). ``merge`` also saves the base model with
     the adapter merged in. ``lora: null`` trains all weights and saves the full model
     (``merge`` is then refused: there is no adapter to merge).

@@ -34,8 +34,11 @@ torch at import time.
   (``trainer.ref_model``), and the reset copies the policy's weights into it
   with trl's own ``SyncRefModelCallback.sync_target_model`` at mixing weight 1
   (which gathers ZeRO-3 partitions first); the reference's weights of the last
-  reset are stored in each checkpoint (``reference_model.safetensors``, one
-  unsharded copy) and loaded back on resume.
+  reset are stored in each checkpoint (``reference_model.safetensors``) and
+  loaded back on resume. A sharded reference (ZeRO-3, FSDP) is reset in place,
+  but its weights are not stored: resuming such a run after a reset is refused
+  with a message (set ``resume: false``) rather than continued against the wrong
+  reference.
 * ``MetricsJsonlCallback`` — the MLflow-free sink: one JSON line per ``on_log``
   with trl's metrics, our reward components (``log_metric``) and the values of
   the ``providers`` (τ, resets), and the lines other callbacks ``write`` (the
@@ -225,11 +228,12 @@ class ReferenceResetCallback(_Callback):
     """Resets the reference to the policy whenever the logged KL is strictly above ``threshold``."""
 
     def __init__(self, threshold: float = 0.2, *, seed: int = 0, resume_from: str | Path | None = None,
-                 reference: Callable[[], Any] | None = None) -> None:
+                 reference: Callable[[], Any] | None = None, sharded: bool = False) -> None:
         self.threshold = threshold
         self.seed = seed
         self.resume_from = Path(resume_from) if resume_from else None
         self.reference = reference  # full fine-tuning: returns trl's reference model (trainer.ref_model)
+        self.sharded = sharded  # the reference is partitioned over the processes (ZeRO-3, FSDP)
         self.history: list[dict[str, float]] = []
         self.merged: list[dict[str, Any]] = []
 
@@ -276,7 +280,7 @@ class ReferenceResetCallback(_Callback):
         tensors = {f"{i}/{key}": t for i, factors in enumerate(self.merged) for key, t in factors.items()}
         if tensors:
             save_file(tensors, str(directory / RESETS_TENSORS))
-        if with_reference and self.history and self.reference is not None:
+        if with_reference and self.history and self.reference is not None and not self.sharded:
             from safetensors.torch import save_model
 
             save_model(self.reference(), str(directory / REFERENCE_WEIGHTS))
@@ -285,6 +289,11 @@ class ReferenceResetCallback(_Callback):
         from safetensors.torch import load_model
 
         path = directory / REFERENCE_WEIGHTS
+        if self.sharded:
+            raise NotImplementedError(f"{directory}: this full-parameter run reset its reference {self.resets} time(s) "
+                                      "and its reference is sharded (ZeRO-3/FSDP), whose weights a checkpoint does "
+                                      "not hold; resuming would train against the wrong reference: set "
+                                      "grpo.resume=false to start again")
         if self.reference is None or not path.is_file():
             raise FileNotFoundError(f"{path}: the checkpoint records reference resets of a full model but not the "
                                     "reference's weights")

@@ -53,6 +53,14 @@ def grpo_config(settings: GRPOStageSettings, model: ModelSettings, output_dir: P
     return GRPOConfig(**settings.trl_arguments(trainer_runtime(model, device, output_dir)))
 
 
+def sharded_weights(trainer: Any) -> bool:
+    """Whether the trainer partitions weights over its processes (FSDP, DeepSpeed ZeRO-3)."""
+    if getattr(trainer, "is_fsdp_enabled", False):
+        return True
+    plugin = trainer.accelerator.state.deepspeed_plugin if getattr(trainer, "is_deepspeed_enabled", False) else None
+    return plugin is not None and plugin.zero_stage == 3
+
+
 def accelerator_sum(accelerator: Any):
     """An all-reduce (sum) of a few counts across processes; identity with one process."""
 
@@ -93,7 +101,8 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
                                            resume_from=resume_from))
     if settings.kl_reset.enabled:
         stateful.append(ReferenceResetCallback(settings.kl_reset.threshold, seed=settings.sampling.seed,
-                                               resume_from=resume_from, reference=lambda: trainer.ref_model))
+                                               resume_from=resume_from, reference=lambda: trainer.ref_model,
+                                               sharded=sharded_weights(trainer)))
     for callback in stateful:
         trainer.add_callback(callback)
     sink = MetricsJsonlCallback(out_dir / "metrics.jsonl", providers=[c.metrics for c in stateful])

@@ -127,7 +127,8 @@ def test_pcs_recipe_is_the_papers():
     adamame = load_profile(PROFILES / "qwen3-4b-adamame-grpo.yaml")
     assert {adamame.data.traces.prompt.instruction, adamame.data.rejection.prompt.instruction,
             adamame.grpo.prompt.instruction} == {"before"}
-    assert (adamame.grpo.validation.enabled, adamame.grpo.validation.every_n_steps) == (True, 2)
+    # "every two training batches": a batch of 512 prompts is 2 optimizer steps of 256
+    assert (adamame.grpo.validation.enabled, adamame.grpo.validation.every_n_steps) == (True, 4)
 
 
 # ---------------------------------------------------------------- PCS: the recipes evaluate with the protocol
@@ -207,7 +208,7 @@ def rises_to_the_top(params: dict) -> int:
 
 
 # profile -> (prompts per optimizer step, optimizer steps): hand-computed from the header's arithmetic
-# (16 per device x 1 GPU x 32 accumulation steps = 512 completions = 64 prompts x 8; max_steps 800)
+# (16 per device x 8 GPUs x 4 accumulation steps = 512 completions = 64 prompts x 8; max_steps 800)
 RL_RUNS = {"qwen3-8b-pcs-grpo": (64, 800), "qwen3-4b-base-pcs-grpo": (64, 800), "qwen3-8b-mthinker-grpo": (64, 800)}
 
 
@@ -217,7 +218,8 @@ def test_rl_runs_take_the_steps_their_header_says(name):
     rows = profile.data.rejection.per_language * len(profile.data.languages)   # 1,000 x 5 = the 5,000-query RL set
     assert optimizer_steps(profile.grpo, rows) == RL_RUNS[name]
     grpo = profile.grpo   # one generation batch per optimizer step: Pass@SLC's batch is one step's rollouts
-    assert grpo.generation_batch_size == grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps
+    assert grpo.generation_batch_size == (grpo.per_device_train_batch_size * processes(grpo.accelerate_config)
+                                          * grpo.gradient_accumulation_steps)
 
 
 @pytest.mark.parametrize("name", ["qwen3-8b-pcs-grpo", "qwen3-4b-base-pcs-grpo"])
@@ -239,6 +241,36 @@ def test_mthinker_baseline_trains_with_the_pcs_budget():
               "num_train_epochs", "accelerate_config")
     assert [getattr(mthinker, k) for k in budget] == [getattr(pcs, k) for k in budget]
     assert (mthinker.sampling.n, mthinker.sampling.max_new_tokens) == (pcs.sampling.n, pcs.sampling.max_new_tokens)
+
+
+# ---------------------------------------------------------------- RL with all weights, LoRA as the cheap variant
+
+# profile -> (GPUs, paper's full-fine-tuning learning rate, the LoRA override's rate = 10x: "LoRA Without Regret").
+# AdaMame §4: verl, lr 1e-5, one A100 (1.5B) / two A100s (Qwen3-4B); PCS: the reference reset to the policy, lr
+# 1e-6 (the profile's choice); M-Thinker: lr 3e-6; LcRL: FSDP, lr 1e-6.
+FULL_RL = {"qwen3-4b-adamame-grpo": (2, 1e-5), "distill-qwen-1.5b-adamame-grpo": (1, 1e-5),
+           "qwen3-8b-pcs-grpo": (8, 1e-6), "qwen3-4b-base-pcs-grpo": (8, 1e-6), "qwen3-8b-mthinker-grpo": (8, 3e-6),
+           "qwen2.5-3b-lcrl-mkqa": (4, 1e-6)}
+
+
+@pytest.mark.parametrize("name", sorted(FULL_RL))
+def test_paper_rl_trains_all_weights_and_offers_lora_at_ten_times_the_rate(name):
+    from components.planning import plan_profile
+
+    gpus, rate = FULL_RL[name]
+    path = PROFILES / f"{name}.yaml"
+    grpo = load_profile(path).grpo
+    assert (grpo.lora, processes(grpo.accelerate_config), grpo.learning_rate) == (None, gpus, rate)
+    assert "LoRA Without Regret" in path.read_text(encoding="utf-8")  # the rule the LoRA rate follows, cited
+    lora = next(words for words in header_commands(path) if any(w.startswith("grpo.lora={r:") for w in words))
+    variant = load_profile(path, lora).grpo
+    assert variant.lora is not None and variant.learning_rate == pytest.approx(10 * rate)
+    plan = plan_profile(load_profile(path, lora))
+    assert plan.problems == []  # the cheap variant plans clean too
+    values = next(s.values for s in plan.stages if s.stage == "grpo")
+    assert (values["training_mode"], values["gpus"]) == ("lora", 1)
+    full = next(s.values for s in plan_profile(load_profile(path)).stages if s.stage == "grpo")
+    assert (full["training_mode"], full["gpus"]) == ("full", gpus) and full["gpu_memory_gib"] < 80
 
 
 # ---------------------------------------------------------------- LcRL: the warm-up is applied
@@ -371,8 +403,10 @@ def test_cpu_adamame_twin_leads_with_its_largest_pass_at_k():
 
 
 def _without_models(path: Path, model: str) -> dict:
-    """The profile as data with its name, registry name, nightly schedule (each profile's at its own hour) and
-    every occurrence of ``model`` blanked."""
+    """The profile as data with its name, registry name, nightly schedule (each profile's at its own hour),
+    GRPO's node (AdaMame trains its 1.5B backbone on one A100 and Qwen3-4B on two: the GPUs and the accumulation
+    that keeps the step's 2,048 completions, compared in ``test_rl_steps_are_the_same_on_each_node``) and every
+    occurrence of ``model`` blanked."""
     import json
 
     profile = load_profile(path).model_dump(mode="json")
@@ -381,6 +415,8 @@ def _without_models(path: Path, model: str) -> dict:
         profile["registry"]["name"] = None
     if profile.get("nightly"):
         profile["nightly"]["cron"] = None
+    if profile.get("grpo"):
+        profile["grpo"]["accelerate_config"] = profile["grpo"]["gradient_accumulation_steps"] = None
     return json.loads(json.dumps(profile).replace(json.dumps(model), '"MODEL"'))
 
 
@@ -397,6 +433,17 @@ def test_other_backbones_are_the_same_recipe_with_the_model_swapped(twin, origin
                                                                                      models[1])
     trained = load_profile(PROFILES / f"{twin}.yaml")
     assert {section.model.model for section in (trained.sft, trained.grpo, trained.evaluation) if section} <= {models[0]}
+
+
+@pytest.mark.parametrize("twin, original", [("qwen3-4b-base-pcs-grpo", "qwen3-8b-pcs-grpo"),
+                                            ("distill-qwen-1.5b-adamame-grpo", "qwen3-4b-adamame-grpo")])
+def test_rl_steps_are_the_same_on_each_node(twin, original):
+    """Per device x GPUs x accumulation: the same completions per optimizer step on either backbone's node."""
+    def per_step(name):
+        grpo = load_profile(PROFILES / f"{name}.yaml").grpo
+        return grpo.per_device_train_batch_size * processes(grpo.accelerate_config) * grpo.gradient_accumulation_steps
+
+    assert per_step(twin) == per_step(original)
 
 
 # ---------------------------------------------------------------- every command a header gives loads

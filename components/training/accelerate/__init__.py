@@ -6,7 +6,7 @@ also give the path of a config of its own. Each file's comment says what it
 launches.
 
 >>> sorted(ACCELERATE_CONFIGS)
-['cpu', 'cpu-2', 'multi-gpu-fsdp', 'multi-gpu-zero2', 'multi-gpu-zero3', 'single-gpu']
+['cpu', 'cpu-2', 'multi-gpu-fsdp', 'multi-gpu-fsdp-4', 'multi-gpu-zero2', 'multi-gpu-zero3', 'multi-gpu-zero3-2', 'single-gpu']
 """
 
 from __future__ import annotations
@@ -22,4 +22,6 @@ ACCELERATE_CONFIGS: dict[str, Path] = {
     "multi-gpu-zero2": DIRECTORY / "multi-gpu-zero2.yaml",  # every GPU of a machine, DeepSpeed ZeRO-2
     "multi-gpu-zero3": DIRECTORY / "multi-gpu-zero3.yaml",  # every GPU of one or more machines, DeepSpeed ZeRO-3
     "multi-gpu-fsdp": DIRECTORY / "multi-gpu-fsdp.yaml",  # every GPU of one or more machines, FSDP2
+    "multi-gpu-zero3-2": DIRECTORY / "multi-gpu-zero3-2.yaml",  # two GPUs, DeepSpeed ZeRO-3 (AdaMame's Qwen3-4B)
+    "multi-gpu-fsdp-4": DIRECTORY / "multi-gpu-fsdp-4.yaml",  # four GPUs, FSDP2, full state dict (LcRL)
 }
