@@ -138,9 +138,23 @@ def evaluation_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
                                     ("evaluation.model", "evaluation.sampling"), model, sampling, completions,
                                     context=index == 0)
     scoring = evaluation.scoring
+    problems += think_block_problems(profile)
     stage.add("scoring", f"{scoring.verifier} verifier, {scoring.extraction} extraction, headline {scoring.headline}, "
                          f"pass@k {scoring.pass_k}, SLC threshold {scoring.slc_threshold:g}, LCPR {scoring.lcpr_rule}")
     return stage, dedupe(problems)
+
+
+def think_block_problems(profile: Any) -> list[Problem]:
+    """Strict extraction on a model whose chat template writes no think block (``models.yaml``: ``think_block``):
+    every answer would be missed, whatever ``thinking`` says (the settings refuse ``thinking: false`` themselves)."""
+    evaluation = profile.evaluation
+    facts = facts_of(evaluation.model, profile.project_dir)
+    if facts.think_block is not False or evaluation.scoring.extraction != "strict" or not evaluation.model.thinking:
+        return []
+    return [Problem("evaluation", ("evaluation.model.model", "evaluation.model.thinking", "evaluation.scoring.extraction"),
+                    f"{evaluation.model.model} writes no think block ({facts.source}), so strict extraction, which "
+                    "reads only the \\boxed{} answer after </think>, would miss every answer (accuracy 0): set "
+                    "evaluation.model.thinking=false and evaluation.scoring.extraction=lenient")]
 
 
 def audit_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:

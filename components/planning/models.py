@@ -42,6 +42,7 @@ class ModelFacts:
     kv_heads: int | None = None
     head_dim: int | None = None
     context: int | None = None
+    think_block: bool | None = None  # False: the model's chat template writes no <think> block (None: not known)
 
     def weights_gib(self, dtype: str) -> float | None:
         """GiB of the weights in ``dtype``."""

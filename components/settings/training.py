@@ -151,6 +151,8 @@ class GRPOStageSettings(TrainerSettings):
     ``lora: null`` trains every weight; with ``beta > 0`` trl then builds the
     reference model itself (a second copy of the weights) and ``kl_reset`` copies
     the policy's weights into it.
+    ``max_prompt_tokens`` leaves out prompts longer than that many tokens once rendered
+    (verl's ``max_prompt_length`` with ``filter_overlong_prompts``; trl has no such key).
     ``rollout_table_rows``: rollouts of each logging step shown as an MLflow table (trl's ``log_completions``
     writes them with every reward function's value and the rewards' extra columns); 0 turns it off.
     """
@@ -184,6 +186,7 @@ class GRPOStageSettings(TrainerSettings):
     gold_column: str = "gold"
     dataset_lang: str | None = None
     dataset_limit: int | None = Field(default=None, ge=1)
+    max_prompt_tokens: int | None = Field(default=None, ge=1)  # longer rendered prompts are left out (verl's filter)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     sampling: SamplingSettings = Field(
         default_factory=lambda: SamplingSettings(n=8, temperature=0.8, max_new_tokens=4096)
@@ -217,6 +220,9 @@ class GRPOStageSettings(TrainerSettings):
                              "(completions; unset = one generation per optimizer step)")
         if lcrl_problems(self):
             raise ValueError("; ".join(lcrl_problems(self)))
+        if self.max_prompt_tokens is not None and (self.lcrl is not None or self.coupling.mode != "none"):
+            raise ValueError("max_prompt_tokens leaves prompts out, which would break LcRL's coupled groups and "
+                             "search rows: unset it with grpo.lcrl or grpo.coupling.mode language")
         if self.kl_reset.enabled and self.trl_option("beta") == 0:
             raise ValueError("kl_reset needs a KL term: set beta > 0 (PCS: 0.001)")
         vllm_keys = self.changed_trl_options("vllm_")

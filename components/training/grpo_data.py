@@ -11,15 +11,22 @@ trained on. trl receives a rendered string, which it tokenizes as it is (it
 applies a chat template only to message lists, and then without our prefix
 control); a BOS the template wrote is dropped when the tokenizer adds its own. A row with a question is built from it; a stored ``prompt`` is used
 only for rows without one. Column names and a row limit come from the section.
+With ``max_prompt_tokens`` a rendered prompt longer than that many tokens (as trl
+tokenizes it) is left out and counted, as verl's ``data.max_prompt_length`` with
+``filter_overlong_prompts`` does (AdaMame §4: "max prompt length to 512"); trl 1.x
+has no such key, and cutting a math question would change its answer.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from components.settings import GRPOStageSettings, ModelSettings
+
+LOGGER = logging.getLogger(__name__)
 
 
 def load_rows(path: str | Path) -> list[dict]:
@@ -75,17 +82,25 @@ def training_rows(rows: list[dict], settings: GRPOStageSettings, model: ModelSet
     from components.data.prompts import render_turns, user_text
     from components.records import BenchmarkItem
 
-    out = []
+    out, too_long, limit = [], 0, settings.max_prompt_tokens
     for raw, row in zip(rows, dataset_rows(rows, settings)):
         if row["question"] is not None:
             item = BenchmarkItem(row["id"], "grpo", row["lang"], str(row["question"]), row["gold"])
             turns = user_text(item, settings.prompt.style, settings.prompt.instruction)
         else:
             turns = row["prompt"] if isinstance(row["prompt"], str) else list(row["prompt"])
-        prompt = render_turns(turns, row["lang"], settings.prompt, tokenizer=tokenizer, chat=model.chat,
-                              thinking=model.thinking)
-        out.append({"prompt": without_template_bos(prompt, tokenizer), "gold": row["gold"], "lang": row["lang"], "id": row["id"],
+        prompt = without_template_bos(render_turns(turns, row["lang"], settings.prompt, tokenizer=tokenizer,
+                                                   chat=model.chat, thinking=model.thinking), tokenizer)
+        if limit is not None and len(tokenizer(prompt)["input_ids"]) > limit:
+            too_long += 1
+            continue
+        out.append({"prompt": prompt, "gold": row["gold"], "lang": row["lang"], "id": row["id"],
                     **{column: raw.get(column) for column in keep}})
+    if too_long:
+        if not out:
+            raise ValueError(f"every one of the {too_long} prompts is longer than grpo.max_prompt_tokens={limit} tokens")
+        LOGGER.warning("%d of %d prompts are longer than grpo.max_prompt_tokens=%d tokens and are left out",
+                       too_long, too_long + len(out), limit)
     return out
 
 

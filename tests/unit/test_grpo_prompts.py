@@ -78,3 +78,23 @@ def test_chat_messages_need_a_chat_model(tokenizer):
     with pytest.raises(ValueError, match="chat messages need a chat model"):
         training_rows([{"lang": "fr", "gold": "1", "prompt": [{"role": "user", "content": "Q"}]}], section(),
                       ModelSettings(model="m"), tokenizer)
+
+
+def test_prompts_longer_than_max_prompt_tokens_are_left_out(tokenizer, caplog):
+    """verl's filter_overlong_prompts (AdaMame: max prompt length 512): a longer prompt is dropped, not cut."""
+    model = ModelSettings(model="m", chat=True, thinking=True)
+    rows = [{"id": "short", "lang": "fr", "gold": "1", "question": QUESTION},
+            {"id": "long", "lang": "fr", "gold": "1", "question": QUESTION * 40}]
+    lengths = {r["id"]: len(tokenizer(r["prompt"])["input_ids"]) for r in training_rows(rows, section(), model, tokenizer)}
+    limit = lengths["short"]  # the short prompt fits exactly; the long one is far over
+    assert lengths["long"] > limit
+    kept = training_rows(rows, section().model_copy(update={"max_prompt_tokens": limit}), model, tokenizer)
+    assert [r["id"] for r in kept] == ["short"]
+    assert "1 of 2 prompts are longer than grpo.max_prompt_tokens" in caplog.text
+    with pytest.raises(ValueError, match="every one of the 2 prompts"):
+        training_rows(rows, section().model_copy(update={"max_prompt_tokens": 1}), model, tokenizer)
+
+
+def test_max_prompt_tokens_is_refused_with_coupled_groups():
+    with pytest.raises(ValueError, match="max_prompt_tokens leaves prompts out"):
+        GRPOStageSettings(model={"model": "m"}, dataset="d.jsonl", max_prompt_tokens=512, coupling="language")

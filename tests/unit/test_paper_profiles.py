@@ -129,6 +129,7 @@ def test_pcs_recipe_is_the_papers():
             adamame.grpo.prompt.instruction} == {"before"}
     # "every two training batches": a batch of 512 prompts is 2 optimizer steps of 256
     assert (adamame.grpo.validation.enabled, adamame.grpo.validation.every_n_steps) == (True, 4)
+    assert adamame.grpo.max_prompt_tokens == 512  # "max prompt length to 512"
 
 
 # ---------------------------------------------------------------- PCS: the recipes evaluate with the protocol
@@ -323,6 +324,21 @@ def test_strict_extraction_without_thinking_is_refused_naming_both_keys():
     assert load_profile(path, [*llama, "evaluation.scoring.extraction=lenient"]).evaluation.scoring.extraction == \
         "lenient"
     assert "evaluation.scoring.extraction=lenient" in path.read_text(encoding="utf-8")   # the header says so
+
+
+def test_overriding_only_the_model_to_llama_is_refused_by_the_plan_naming_the_keys():
+    """Llama-3.1-8B-Instruct writes no think block: with thinking left on, strict extraction would score 0."""
+    from components.planning import plan_profile
+
+    path = PROFILES / "qwen3-8b-verifier-bias-evaluation.yaml"
+    llama = "evaluation.model.model=meta-llama/Llama-3.1-8B-Instruct"
+    problems = plan_profile(load_profile(path, [llama])).problems
+    assert [p.keys for p in problems] == [("evaluation.model.model", "evaluation.model.thinking",
+                                           "evaluation.scoring.extraction")]
+    assert "writes no think block" in problems[0].message
+    header = [words for words in header_commands(path) if llama in words] or [
+        [llama, "evaluation.model.thinking=false", "evaluation.scoring.extraction=lenient"]]
+    assert plan_profile(load_profile(path, header[0])).problems == []  # the header's full override plans clean
 
 
 # ---------------------------------------------------------------- words and code agree
