@@ -1,10 +1,13 @@
 """Full-parameter SFT and GRPO (``lora: null``) on the tiny model: every weight moves, the artifact is a full model.
 
 Two optimizer steps each, through the training entry points the trainer process runs
-(``components.training.sft.train``, ``components.training.grpo.train``). GRPO runs with
-a KL term and PCS's reference reset at a threshold every positive KL exceeds, so the
-reset copies the policy into trl's reference model; the test compares the reference's
-tensors with the policy's.
+(``components.training.sft.train``, ``components.training.grpo.train``). SFT trains the
+tiny random model. GRPO trains the forking scripted model (``tests.helpers.grpo_vllm``:
+a tiny model that writes one of two answers about half and half, one rewarded by PCS),
+because a random model gives every rollout the same reward, hence no gradient; it runs
+with a KL term and PCS's reference reset at a threshold every positive KL exceeds, so the
+reset at step 2 copies the policy into trl's reference model; the test compares the
+reference's tensors with the policy's.
 """
 
 from __future__ import annotations
@@ -61,19 +64,21 @@ def test_full_parameter_sft_trains_every_weight(tiny_model_dir, tmp_path):
     _assert_full_model_changed(Path(result["merged_dir"]), tiny_model_dir)
 
 
-def test_full_parameter_grpo_resets_reference_to_policy(tiny_model_dir, tmp_path, monkeypatch):
+def test_full_parameter_grpo_resets_reference_to_policy(tmp_path, monkeypatch):
     from components.settings import GRPOStageSettings
     from components.training import callbacks, grpo
     from components.training.runner import TrainingJob
+    from tests.helpers.grpo_vllm import PCS, forking_setup
 
-    data = tmp_path / "rl.jsonl"
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8")
+    (tmp_path / "policy").mkdir()
+    setup = forking_setup(tmp_path / "policy")
+    model_dir = setup["model"]
     section = GRPOStageSettings(
-        model={"model": str(tiny_model_dir), "chat": True, **MODEL}, dataset=str(data), lora=None,
-        rewards=[{"name": "softlc", "params": {"bonus": 1.0}}], max_steps=2, per_device_train_batch_size=8,
-        learning_rate=1e-3, beta=0.5, kl_reset={"enabled": True, "threshold": 1e-9}, save_steps=1,
-        sampling={"n": 4, "temperature": 1.0, "max_new_tokens": 8}, accelerate_config=None)
-    job = TrainingJob(stage="grpo", grpo=section, model=str(tiny_model_dir), dataset=str(data))
+        model={"model": str(model_dir), "chat": True, **MODEL}, dataset=str(setup["data"]), lora=None,
+        rewards=[PCS], prompt={"style": "plain"}, max_steps=2, per_device_train_batch_size=8, learning_rate=1e-2,
+        beta=0.5, kl_reset={"enabled": True, "threshold": 1e-9}, save_steps=1, audit={"enabled": False},
+        sampling={"n": 8, "temperature": 1.0, "max_new_tokens": 16, "seed": 0}, accelerate_config=None)
+    job = TrainingJob(stage="grpo", grpo=section, model=str(model_dir), dataset=str(setup["data"]))
     copies = []
     real_copy = callbacks.copy_policy_into_reference
 
@@ -91,9 +96,9 @@ def test_full_parameter_grpo_resets_reference_to_policy(tiny_model_dir, tmp_path
     policy, reference = copies[-1]
     assert set(policy) == set(reference)
     assert all(torch.equal(policy[key], reference[key]) for key in policy)  # the reference is the policy
-    original = _weights(tiny_model_dir)
+    original = _weights(model_dir)
     assert any(not torch.equal(reference[key], original[key]) for key in original)  # ... a trained one
-    _assert_full_model_changed(Path(result["merged_dir"]), tiny_model_dir)
+    _assert_full_model_changed(Path(result["merged_dir"]), model_dir)
     checkpoint = tmp_path / "out" / "trainer" / "checkpoint-2"
     assert (checkpoint / callbacks.REFERENCE_WEIGHTS).is_file()  # a resume restores the reset reference
     history = json.loads((Path(result["merged_dir"]) / callbacks.RESETS_FILE).read_text())["history"]
