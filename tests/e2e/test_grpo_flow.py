@@ -189,3 +189,21 @@ def test_killed_run_resumes_with_same_tau_and_step(project, prefect_server, tmp_
     assert all(r["curriculum/tau"] == 0.5 for r in records if r["step"] > step and "loss" in r)
     tau = dict(history(root, summary["run_id"], "grpo/curriculum/tau"))
     assert all(tau[s] == 0.5 for s in range(step + 1, 13))
+
+
+def test_full_parameter_grpo_flow_publishes_and_logs_the_full_model(project, prefect_server):
+    """``grpo.lora=null`` through the CLI: the run's product is the full model, which is the stage's final weights
+    (a full model, no adapter to combine) and a logged model that names its path."""
+    rewards = json.dumps([{"name": "pcs", "params": PCS_HELD}])
+    overrides = tiny_overrides(project["model"], project["data"], "grpo.lora=null", "grpo.audit.enabled=false",
+                               f"grpo.rewards={rewards}")
+    summary = polyreason_grpo(project["root"], overrides, prefect_server, "full")
+    trained = summary["trained"]
+    assert trained["adapter"] is None and trained["run"]["summary"]["weights"] == "full"
+    assert (summary["kind"], summary["weights"]) == ("merged", trained["merged"])
+    model_dir = Path(summary["weights"])
+    assert (model_dir / "model.safetensors").is_file() and not (model_dir / "adapter_config.json").exists()
+    logged = mlflow_client(project["root"]).get_logged_model(summary["model_id"])
+    assert (logged.model_type, logged.params["weights"], logged.params["path"]) == ("grpo-model", "full",
+                                                                                   str(model_dir))
+    assert late_writes(project["root"]) == []  # one publisher per product, the full model's directory included
