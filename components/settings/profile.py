@@ -128,7 +128,7 @@ class Profile(StrictSettings):
     def _cross_section_rules(self) -> "Profile":
         problems = data_problems(self) + grpo_problems(self) + audit_problems(self) + recipe_problems(self)
         problems += execution_problems(self)
-        problems += answer_format_problems(self.evaluation) + length_problems(self)
+        problems += answer_format_problems(self.evaluation) + length_problems(self) + registry_problems(self)
         if problems:
             raise ValueError(join_problems(problems))
         return self
@@ -145,6 +145,16 @@ class Profile(StrictSettings):
         """
         base = Path(self.project_dir or ".").resolve()
         return self.model_copy(update={"project_dir": str(base), **absolute_paths(self, base)})
+
+
+def registry_problems(profile: "Profile") -> list[str]:
+    """``registry.merged`` when the registered model is already a full model (its stage trains with ``lora: null``)."""
+    final = profile.grpo or profile.sft
+    if profile.registry is None or not profile.registry.merged or final is None or final.lora is not None:
+        return []
+    stage = "grpo" if profile.grpo is not None else "sft"
+    return [f"registry.merged with {stage}.lora null: the registered model is already a full model, with no adapter "
+            "to merge; unset registry.merged"]
 
 
 def absolute_paths(section: StrictSettings, base: Path) -> dict:
