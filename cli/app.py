@@ -54,10 +54,12 @@ def _emit(result: dict, out: Optional[Path], text: Optional[str] = None) -> None
     typer.echo(as_json(result) if text is None else text)
 
 
-def _load(profile: Path, overrides: list[str], project_dir: Path):
+def _load(profile: Path, overrides: list[str], command: str):
+    """The command's profile, its trainer sections checked by trl only when the command trains them."""
     from components.config import load_profile
+    from flows.commands import trained_sections
 
-    return load_profile(profile, overrides)
+    return load_profile(profile, overrides, trl_checks=trained_sections(command))
 
 
 def _registered(kind: str):
@@ -152,7 +154,7 @@ def _stage_command(name: str, runner):
         from cli.prefect_server import configured_api_url
 
         paths = _configure(project_dir)
-        settings = _load(profile, overrides or [], project_dir)
+        settings = _load(profile, overrides or [], name)
         if settings.project_dir is None:
             settings = settings.model_copy(update={"project_dir": str(project_dir.resolve())})
         try:
