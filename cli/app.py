@@ -167,19 +167,20 @@ def _stage_command(name: str, runner):
             summary = runner(settings)
         if not as_json and summary.get("run_id") and not summary.get("run_url"):
             summary = {**summary, "run_url": _run_url(settings, summary["run_id"])}
-        _emit(summary, out, None if as_json else _result_text(summary, lasting))
+        _emit(summary, out, None if as_json else _result_text(summary, lasting, settings, name))
 
     return command
 
 
-def _result_text(summary: dict, lasting_server: bool) -> str:
-    """The recipe's comparison and where its runs are; an evaluation's table; another command's summary in short
+def _result_text(summary: dict, lasting_server: bool, settings=None, command: str = "recipe") -> str:
+    """The recipe's headline and where its runs are; an evaluation's table; another command's summary in short
     lines."""
     from cli.terminal import evaluation_text, recipe_text, summary_text
 
     flow_run = _flow_run_url(summary.get("flow_run_id")) if lasting_server else None
     if "comparison_table" in summary or "evaluations" in summary:
-        return recipe_text(summary, flow_run)
+        evaluation = settings.evaluation if settings is not None else None
+        return recipe_text(summary, flow_run, evaluation.scoring.in_domain if evaluation else None, command)
     if "benchmarks" in summary and "model" in summary:
         return evaluation_text(summary)
     return summary_text(summary, flow_run)
