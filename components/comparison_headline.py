@@ -6,8 +6,8 @@ demo four metrics by six lines, 178 characters wide. A recipe is about how its t
 models move the language of the reasoning, and the accuracy beside it, in the languages the
 training means to change; the headline is that part of the table:
 
-* per benchmark, one group: ``in_domain`` (the languages of ``evaluation.scoring.in_domain``)
-  when the comparison has it, else ``all``, else ``overall``; without any, each language;
+* per benchmark, one group: ``in_domain`` (the languages of ``evaluation.scoring.in_domain``
+  the benchmark evaluates) when the comparison has it, else ``all``, else ``overall``; without any, each language;
 * two metrics: the benchmark kind's language metric (``LANGUAGE_METRIC``: LCPR for math,
   CLR for QA), then the accuracy the comparison leads with (its rows' ``headline``);
 * each model with its value, standard error and n, and each delta with the model it is
@@ -72,7 +72,9 @@ def headline_lines(rows: Sequence[Mapping[str, Any]], in_domain: Sequence[str] |
                     against = f"{row['model']} - {row['reference']}" if delta_text(row, metric) else ""
                     table.append(["" if index else metric, row["model"], value_text(row, metric), against,
                                   delta_text(row, metric)])
-            lines += [f"{benchmark}, {group_text(group, in_domain)}:", *aligned(table)]
+            langs = {r["lang"] for r in rows if r["benchmark"] == benchmark}  # the group's languages evaluated here
+            members = [lang for lang in in_domain or [] if lang in langs] or None
+            lines += [f"{benchmark}, {group_text(group, members)}:", *aligned(table)]
     return lines
 
 

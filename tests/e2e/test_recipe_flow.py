@@ -70,7 +70,9 @@ def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides
     summary, done = polyreason("recipe", profile, project, prefect_url, *overrides, as_json=as_json)
     if not as_json:
         lines = done.stdout.splitlines()  # the comparison's headline, within 100 columns, and where its table is
-        assert max(map(len, lines)) <= 100 and "paired 95% bootstrap interval" in done.stdout, done.stdout
+        text = [line for line in lines if not line.startswith(("MLflow run: http", "Prefect flow run: http"))]
+        assert max(map(len, text)) <= 100 and "paired 95% bootstrap interval" in done.stdout, done.stdout  # URLs whole
+        assert "mgsm, in-domain (fr):" in lines, done.stdout  # the in-domain languages this evaluation has
         assert any(line.startswith("lcpr ") for line in lines) and any(line.startswith("accuracy ") for line in lines)
         assert "grpo - sft  Δ" in done.stdout or "grpo - base  Δ" in done.stdout, done.stdout
         assert f"polyreason compare {summary['run_id']}" in done.stdout and "comparison/comparison.txt" in done.stdout
