@@ -54,10 +54,12 @@ def _emit(result: dict, out: Optional[Path], text: Optional[str] = None) -> None
     typer.echo(as_json(result) if text is None else text)
 
 
-def _load(profile: Path, overrides: list[str], project_dir: Path):
+def _load(profile: Path, overrides: list[str], command: str):
+    """The command's profile, its trainer sections checked by trl only when the command trains them."""
     from components.config import load_profile
+    from flows.commands import trained_sections
 
-    return load_profile(profile, overrides)
+    return load_profile(profile, overrides, trl_checks=trained_sections(command))
 
 
 def _registered(kind: str):
@@ -152,7 +154,7 @@ def _stage_command(name: str, runner):
         from cli.prefect_server import configured_api_url
 
         paths = _configure(project_dir)
-        settings = _load(profile, overrides or [], project_dir)
+        settings = _load(profile, overrides or [], name)
         if settings.project_dir is None:
             settings = settings.model_copy(update={"project_dir": str(project_dir.resolve())})
         try:
@@ -165,19 +167,20 @@ def _stage_command(name: str, runner):
             summary = runner(settings)
         if not as_json and summary.get("run_id") and not summary.get("run_url"):
             summary = {**summary, "run_url": _run_url(settings, summary["run_id"])}
-        _emit(summary, out, None if as_json else _result_text(summary, lasting))
+        _emit(summary, out, None if as_json else _result_text(summary, lasting, settings, name))
 
     return command
 
 
-def _result_text(summary: dict, lasting_server: bool) -> str:
-    """The recipe's comparison and where its runs are; an evaluation's table; another command's summary in short
+def _result_text(summary: dict, lasting_server: bool, settings=None, command: str = "recipe") -> str:
+    """The recipe's headline and where its runs are; an evaluation's table; another command's summary in short
     lines."""
     from cli.terminal import evaluation_text, recipe_text, summary_text
 
     flow_run = _flow_run_url(summary.get("flow_run_id")) if lasting_server else None
     if "comparison_table" in summary or "evaluations" in summary:
-        return recipe_text(summary, flow_run)
+        evaluation = settings.evaluation if settings is not None else None
+        return recipe_text(summary, flow_run, evaluation.scoring.in_domain if evaluation else None, command)
     if "benchmarks" in summary and "model" in summary:
         return evaluation_text(summary)
     return summary_text(summary, flow_run)

@@ -46,10 +46,11 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     }
     for key, value in {**defaults, **quiet_environment()}.items():
         os.environ.setdefault(key, value)
+    from cli.stack import activate, memo_store_path
+
+    os.environ.setdefault("PREFECT_SERVER_MEMO_STORE_PATH", memo_store_path(os.environ["PREFECT_HOME"]))
     quiet_libraries()
     install_progress()
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
-    from cli.stack import activate
-
     activate(project_dir)  # a running `polyreason up` stack receives this project's runs
     return paths

@@ -43,11 +43,12 @@ def plan(
 
     Exits 2, naming the keys, when a setting cannot do what it says (a curriculum out of reach, a warm-up as long as
     the run, a length above the model's context ...)."""
-    from components.config import load_profile
+    from components.config import checked_trainers, load_profile
     from components.planning import plan_profile
     from components.planning.render import text
 
-    settings = load_profile(profile, overrides or [])
+    settings = load_profile(profile, overrides or [], trl_checks=())  # trl checks a trainer section as it is planned
+    settings = checked_trainers(settings, source=str(profile))
     if settings.project_dir is None:
         settings = settings.model_copy(update={"project_dir": str(project_dir.resolve())})
     result = plan_profile(settings, gpu)

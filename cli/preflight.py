@@ -185,7 +185,7 @@ def check_profile(profile: Profile, sections: list[str], source: str = "") -> No
         problems += path_problems(section, name) + benchmark_problems(section, name)
         for key, model in models_in(section, name):
             problems += model_problems(key, model, base)
-    problems += [str(problem) for problem in plan_profile(profile).problems_for(sections)]
+    problems += [str(problem) for problem in plan_profile(profile, sections=sections).problems_for(sections)]
     problems += execution_problems(profile, sections)
     problems += tracking_problems(profile.tracking, base)
     if problems:

@@ -120,8 +120,20 @@ def prefect_command(port: int) -> list[str]:
     return [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
 
 
+def memo_store_path(prefect_home: str | Path) -> str:
+    """Where a Prefect server keeps its memo of registered blocks: in ``prefect_home``.
+
+    Prefect 3.7 computes the default from the server settings, which have no
+    home, so it is ``~/.prefect/memo_store.toml`` whatever ``PREFECT_HOME`` says;
+    on a machine without ``~/.prefect`` every server start then warns that it
+    cannot write there (and registers every block again next time).
+    """
+    return str(Path(prefect_home) / "memo_store.toml")
+
+
 def server_env(project: Path, prefect_port: int) -> dict[str, str]:
     return dict(os.environ, PREFECT_HOME=str(project / ".prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
+                PREFECT_SERVER_MEMO_STORE_PATH=memo_store_path(project / ".prefect"),
                 PREFECT_UI_API_URL=f"http://127.0.0.1:{prefect_port}/api", MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
                 MLFLOW_DISABLE_TELEMETRY="true", DO_NOT_TRACK="1")
 

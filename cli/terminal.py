@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -97,11 +98,18 @@ def as_json(result: Any) -> str:
 # ---------------------------------------------------------------- the recipe
 
 
-def recipe_text(summary: Mapping[str, Any], flow_run_url: str | None) -> str:
-    """The comparison table (with its intervals), then where the runs are."""
+def recipe_text(summary: Mapping[str, Any], flow_run_url: str | None, in_domain: Sequence[str] | None = None,
+                command: str = "recipe") -> str:
+    """The comparison's headline and where its full table is, the registered model, then where the runs are
+    (``components.comparison_headline``: lines that fit 100 columns; the full table is in ``--json``)."""
+    from components.comparison_headline import headline_text
+
     parts = []
-    if summary.get("comparison_table"):
-        parts.append(summary["comparison_table"].rstrip())
+    rows = ((summary.get("comparison") or {}).get("summary") or {}).get("rows")
+    if rows:
+        parts.append(headline_text(rows, summary.get("run_id"), in_domain, command))
+    if summary.get("paper"):
+        parts.append("held against the paper's table: in the MLflow run below (artifact comparison/paper/paper.txt)")
     registered = summary.get("registered") or {}
     if registered.get("uri"):
         parts.append(f"registered: {registered['uri']} (alias {registered.get('alias')})")
@@ -109,9 +117,20 @@ def recipe_text(summary: Mapping[str, Any], flow_run_url: str | None) -> str:
     return "\n\n".join(parts)
 
 
+LOCAL_RUN = re.compile(r"^(?P<store>\S+) \(run (?P<run>\w+); open with: (?P<open>.+)\)$")
+
+
 def where_lines(run_url: str | None, flow_run_url: str | None) -> list[str]:
-    """``MLflow run: …`` (the UI's page, or the store and how to open it) and ``Prefect flow run: …`` when known."""
-    lines = [f"MLflow run: {run_url}"] if run_url else []
+    """``MLflow run: …`` (the UI's page, or the store and how to open it) and ``Prefect flow run: …`` when known.
+
+    A run in a local store (``runtime.tracking.run_url``: the store, the run id and the command that opens it)
+    takes two lines, so neither repeats the store's path.
+    """
+    local = LOCAL_RUN.match(run_url or "")
+    if local:
+        lines = [f"MLflow run: {local['run']} in {local['store']}", f"  open with: {local['open']}"]
+    else:
+        lines = [f"MLflow run: {run_url}"] if run_url else []
     if flow_run_url:
         lines.append(f"Prefect flow run: {flow_run_url}")
     return lines

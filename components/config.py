@@ -6,6 +6,12 @@ problem at once, naming the file and each bad key. Overrides are applied to the
 raw mapping before validation (``evaluation.sampling.n=4``,
 ``evaluation.benchmarks.0.limit=3``); values are parsed as YAML.
 
+trl checks the keys of a trainer section (``components.settings.trainer``), which
+costs the seconds of importing trl, torch and transformers. ``trl_checks`` names
+the trainer sections to check now (a command's trained sections; ``None``: every
+one); ``checked_trainers`` checks the others when a command comes to use them,
+with the same messages.
+
 >>> p = load_profile_dict({"name": "t"}, ["tracking.experiment=demo"])
 >>> p.tracking.experiment
 'demo'
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +30,10 @@ from pydantic import BaseModel, ValidationError
 
 from components.settings import Profile, ProfileError, cache_view
 
-__all__ = ["apply_override", "apply_overrides", "fingerprint", "flatten", "format_validation_error", "load_profile",
-           "load_profile_dict", "parse_override"]
+__all__ = ["apply_override", "apply_overrides", "checked_trainers", "fingerprint", "flatten", "format_validation_error",
+           "load_profile", "load_profile_dict", "parse_override"]
+
+TRAINER_SECTIONS = ("sft", "grpo")
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -119,7 +128,14 @@ def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
     return list(changed.values())
 
 
-def labelled(profile: Profile, original: dict, changed: list[str]) -> Profile:
+def validation_context(trl_checks: Iterable[str] | None) -> dict | None:
+    """The validation context checking only the trainer sections ``trl_checks`` with trl (``None``: every one)."""
+    from components.settings.trainer import TRL_CHECKS
+
+    return None if trl_checks is None else {TRL_CHECKS: frozenset(trl_checks)}
+
+
+def labelled(profile: Profile, original: dict, changed: list[str], context: dict | None = None) -> Profile:
     """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``).
 
     An override changed the profile when its key's validated value differs from the profile's without
@@ -132,7 +148,8 @@ def labelled(profile: Profile, original: dict, changed: list[str]) -> Profile:
     telling = [text for text in changed if not text.startswith("tracking.")]
     if telling:
         try:
-            before, after = Profile.model_validate(original).model_dump(mode="json"), profile.model_dump(mode="json")
+            before = Profile.model_validate(original, context=context).model_dump(mode="json")
+            after = profile.model_dump(mode="json")
             telling = [t for t in telling if value_at(before, path_of(t)) != value_at(after, path_of(t))]
         except ValidationError:
             pass
@@ -145,16 +162,39 @@ def path_of(override: str) -> list[str]:
     return [part for part in override.split("=", 1)[0].split(".") if part]
 
 
-def load_profile_dict(data: dict, overrides: list[str] | None = None, source: str = "<dict>") -> Profile:
-    """Validate a profile mapping after applying dotted overrides (its runs are labelled with those that changed it)."""
+def load_profile_dict(data: dict, overrides: list[str] | None = None, source: str = "<dict>",
+                      trl_checks: Iterable[str] | None = None) -> Profile:
+    """Validate a profile mapping after applying dotted overrides (its runs are labelled with those that changed it).
+
+    ``trl_checks``: the trainer sections trl checks now (``None``: every one; see ``checked_trainers``).
+    """
     data = json.loads(json.dumps(data))  # deep copy, plain types only
     original = json.loads(json.dumps(data))
     changed = apply_overrides(data, overrides or [])
+    context = validation_context(trl_checks)
     try:
-        profile = Profile.model_validate(data)
+        profile = Profile.model_validate(data, context=context)
     except ValidationError as error:
         raise ProfileError(format_validation_error(source, error)) from None
-    return labelled(profile, original, changed)
+    return labelled(profile, original, changed, context)
+
+
+def checked_trainers(profile: Profile, sections: Iterable[str] = TRAINER_SECTIONS, source: str = "<profile>") -> Profile:
+    """``profile`` with its trainer sections among ``sections`` checked by trl (``ProfileError`` as at load).
+
+    A section loaded without trl's checks holds its trl keys as given; validating
+    the profile's dump again with those sections checked gives the errors and the
+    values that loading it with them checked gives.
+    """
+    wanted = [name for name in TRAINER_SECTIONS if name in sections and getattr(profile, name) is not None]
+    if all(getattr(profile, name).trl_checked for name in wanted):
+        return profile
+    context = validation_context([name for name in TRAINER_SECTIONS if name in wanted
+                                  or (getattr(profile, name) is not None and getattr(profile, name).trl_checked)])
+    try:
+        return Profile.model_validate(profile.model_dump(mode="json"), context=context)
+    except ValidationError as error:
+        raise ProfileError(format_validation_error(source, error)) from None
 
 
 def read_profile_file(path: str | Path) -> dict:
@@ -176,9 +216,9 @@ def read_profile_file(path: str | Path) -> dict:
     return data
 
 
-def load_profile(path: str | Path, overrides: list[str] | None = None) -> Profile:
-    """Read a YAML profile, apply ``key=value`` overrides, validate everything."""
-    return load_profile_dict(read_profile_file(path), overrides, source=str(path))
+def load_profile(path: str | Path, overrides: list[str] | None = None, trl_checks: Iterable[str] | None = None) -> Profile:
+    """Read a YAML profile, apply ``key=value`` overrides, validate everything (trl: the ``trl_checks`` sections)."""
+    return load_profile_dict(read_profile_file(path), overrides, source=str(path), trl_checks=trl_checks)
 
 
 def fingerprint(value: Any) -> str:

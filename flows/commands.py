@@ -74,6 +74,13 @@ def run_grpo(profile: Profile) -> dict:
 
 
 STAGE_SECTIONS = ("data", "sft", "grpo", "evaluation", "audit")
+TRAINS = {"recipe": ("sft", "grpo"), "sft": ("sft",), "grpo": ("sft", "grpo")}
+
+
+def trained_sections(command: str) -> tuple[str, ...]:
+    """The trainer sections ``command`` may train: those trl checks when its profile loads (the others are checked
+    only by polyreason's own rules, so a command that trains nothing never imports trl)."""
+    return TRAINS.get(command, ())
 
 
 def sections_for(command: str, profile: Profile) -> list[str]:

@@ -27,7 +27,7 @@ from prefect import flow
 
 from components.config import load_profile, load_profile_dict
 from components.settings import Profile
-from flows.commands import COMMANDS, sections_for
+from flows.commands import COMMANDS, sections_for, trained_sections
 from runtime.plans import checked_plan, publish_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,12 +50,16 @@ def default_profile(names: tuple[str, ...]) -> str:
 DEFAULT_PROFILE = default_profile(profile_names())
 
 
-def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile | None) -> Profile:
-    """The profile a run asked for, validated like the CLI's (``ProfileError`` names every bad key)."""
+def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile | None,
+                   command: str = "recipe") -> Profile:
+    """The profile a run of ``command`` asked for, validated like the CLI's (``ProfileError`` names every bad key;
+    trl checks the trainer sections the command trains)."""
+    trl_checks = trained_sections(command)
     if advanced_profile is not None:
-        chosen = load_profile_dict(advanced_profile.model_dump(mode="json"), overrides, source="advanced_profile")
+        chosen = load_profile_dict(advanced_profile.model_dump(mode="json"), overrides, source="advanced_profile",
+                                   trl_checks=trl_checks)
     else:
-        chosen = load_profile(profiles_dir() / f"{profile}.yaml", overrides)
+        chosen = load_profile(profiles_dir() / f"{profile}.yaml", overrides, trl_checks=trl_checks)
     project = chosen.project_dir or os.environ.get("POLYREASON_PROJECT_DIR") or os.getcwd()
     return chosen.model_copy(update={"project_dir": str(Path(project).resolve())})
 
@@ -66,7 +70,7 @@ def entry_flow(command: str):
 
     def run(profile: ProfileName = DEFAULT_PROFILE, overrides: list[str] = [],  # noqa: B006 - never mutated
             advanced_profile: Profile | None = None) -> dict:
-        chosen = chosen_profile(profile, overrides, advanced_profile)
+        chosen = chosen_profile(profile, overrides, advanced_profile, command)
         publish_plan(checked_plan(chosen, sections_for(command, chosen)))
         return runner(chosen)
 

@@ -34,7 +34,7 @@ def nightly_evaluation(profile: ProfileName = DEFAULT_PROFILE, overrides: list[s
         overrides: Dotted key=value changes to the profile (values are read as YAML).
         advanced_profile: A whole profile instead of a file (then ``profile`` is ignored).
     """
-    chosen, project = prepared(chosen_profile(profile, overrides, advanced_profile))
+    chosen, project = prepared(chosen_profile(profile, overrides, advanced_profile, "evaluate"))
     section, nightly = require(chosen, "evaluation"), chosen.nightly or NightlySettings()
     uri = tracking.tracking_uri(chosen.tracking, project)
     names = nightly.models or [(chosen.registry.name if chosen.registry else None) or chosen.name]

@@ -50,7 +50,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-recipe", stage="recipe",
                             params=flatten(profile), tags=plan.tags) as parent:
         log_profile_task(parent, profile)
-        log_plan_task(parent, profile)
+        log_plan_task(parent, profile, list(plan.stages))
         data = run_stage("data", data_flow, profile, parent=parent) if plan.runs("data") else None
         sft = run_stage("sft", sft_flow, profile, data=data, parent=parent) if plan.runs("sft") else None
         rl = run_stage("rejection", rejection_flow, profile, data=data, parent=parent,

@@ -18,10 +18,10 @@ from runtime.flow_artifacts import publish_markdown
 
 
 def checked_plan(profile: Any, sections: list[str], source: str = "") -> Any:
-    """The profile's plan; ``ProfileError`` listing its problems for ``sections`` when it has any."""
+    """The plan of the profile's ``sections``; ``ProfileError`` listing its problems when it has any."""
     from components.planning import plan_profile
 
-    plan = plan_profile(profile)
+    plan = plan_profile(profile, sections=sections)
     problems = plan.problems_for(sections)
     if problems:
         head = f"{source}: " if source else ""

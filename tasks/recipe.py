@@ -38,13 +38,14 @@ def log_profile_task(run: RunRef, profile: Profile) -> None:
 
 
 @task(name="log-plan", cache_policy=NO_CACHE)
-def log_plan_task(run: RunRef, profile: Profile) -> dict:
-    """The recipe's plan in its parent run (params and files) and on the flow run (a markdown artifact)."""
+def log_plan_task(run: RunRef, profile: Profile, sections: list[str] | None = None) -> dict:
+    """The recipe's plan in its parent run (params and files) and on the flow run (a markdown artifact);
+    ``sections``: only the stages of those profile sections (those the run runs)."""
     from components.planning import plan_profile
     from components.planning.render import markdown, params
     from runtime.plans import publish_plan
 
-    plan = plan_profile(profile)
+    plan = plan_profile(profile, sections=sections)
     tracking.log_params(run, params(plan))
     tracking.log_text(run, markdown(plan), "plan/plan.md")
     tracking.log_dict(run, plan.as_dict(), "plan/plan.json")

@@ -59,8 +59,9 @@ ESTIMATE_NOTE = ("GPU-hours are an estimate: every completion at its max_new_tok
                  "(components/planning/throughput.yaml)")
 
 
-def plan_profile(profile: Any, gpu: str = DEFAULT_GPU) -> Plan:
-    """The plan of every stage ``profile`` has, its paths made absolute against its project directory."""
+def plan_profile(profile: Any, gpu: str = DEFAULT_GPU, sections: list[str] | None = None) -> Plan:
+    """The plan of every stage ``profile`` has (``sections``: only the stages of those profile sections), its paths
+    made absolute against its project directory."""
     gpu_row(gpu)  # an unknown GPU is refused before anything is planned
     if profile.project_dir is None:
         profile = profile.model_copy(update={"project_dir": str(Path.cwd())})
@@ -71,7 +72,7 @@ def plan_profile(profile: Any, gpu: str = DEFAULT_GPU) -> Plan:
                 ("audit", audit_stage, profile.audit)]
     stages, problems = [], []
     for name, build, section in builders:
-        if section is None:
+        if section is None or (sections is not None and STAGE_SECTIONS[name] not in sections):
             continue
         stage, found = build(profile, gpu)
         stages.append(stage)

@@ -115,6 +115,7 @@ def _planning_class(name: str, processes: int) -> type:
 
 def trl_config(section: TrainerSettings, processes: int) -> Any:
     """The section's trl config as its trainer would build it on ``processes`` processes (trl's errors raised)."""
+    section.require_trl_checked()
     arguments = {**section.trl_options, **section.trl_derived(), **VALIDATION_RUNTIME}
     return _planning_class(section.TRL_CONFIG, processes)(**arguments)
 

@@ -33,6 +33,15 @@ What trl checks only once it trains (GRPO's ``loss_type`` and ``scale_rewards``
 are read inside its loss) is checked then, with trl's message. A warm-up that the
 chosen ``lr_scheduler_type`` does not apply (transformers builds ``constant``,
 ``reduce_lr_on_plateau`` and ``greedy`` without one) is refused, naming both keys.
+
+Importing trl takes seconds (it imports torch and transformers), so a command
+that trains no section need not pay it: validated with the context
+``{TRL_CHECKS: names}``, only the trainer sections named there are checked by
+trl and transformers (steps 1, 2, 4 and the warm-up rule); the others keep their
+trl keys as given, with the refusals above and the section's defaults, and say
+so (``trl_checked`` is false), and building a trainer from one
+(``trl_arguments``) is refused. Without the context every section is checked.
+``components.config.checked_trainers`` checks them later, with the same errors.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ import typing
 from functools import cached_property, lru_cache
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from components.settings.base import StrictSettings, changed_fields
@@ -74,6 +83,13 @@ TRL_OPERATIONAL = {  # trl keys that change how the trainer reports or loads dat
     "dataloader_pin_memory": "how batches are copied to the device",
 }
 VALIDATION_RUNTIME = {"output_dir": "trainer", "use_cpu": True, "bf16": False, "fp16": False, "report_to": []}
+TRL_CHECKS = "trl_checks"  # validation-context key: the trainer sections trl checks now (absent: every one)
+
+
+def trl_checks_wanted(section: str, info: ValidationInfo | None) -> bool:
+    """Whether the trainer section ``section`` is checked by trl in this validation (see ``TRL_CHECKS``)."""
+    context = info.context if info is not None else None
+    return not context or TRL_CHECKS not in context or section in context[TRL_CHECKS]
 
 
 def trl_config_class(name: str) -> type:
@@ -180,20 +196,24 @@ class TrainerSettings(StrictSettings):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    SECTION: ClassVar[str] = ""  # the profile key of the section ("sft", "grpo")
     TRL_CONFIG: ClassVar[str] = ""
     TRL_DEFAULTS: ClassVar[dict[str, Any]] = {}
     TRL_DERIVED: ClassVar[dict[str, str]] = {}  # trl key -> the section's own key that decides it
     TRL_REFUSED: ClassVar[dict[str, str]] = TRL_REFUSED  # trl key -> why it cannot be set here
 
     warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
+    _trl_checked: bool = PrivateAttr(default=True)
 
     @model_validator(mode="wrap")
     @classmethod
-    def _trl_keys(cls, data: Any, handler: Any) -> "TrainerSettings":
+    def _trl_keys(cls, data: Any, handler: Any, info: ValidationInfo) -> "TrainerSettings":
         if not isinstance(data, dict):
             return handler(data)
+        wanted = trl_checks_wanted(cls.SECTION, info)
         own = {key: value for key, value in data.items() if key in cls.model_fields}
-        options, problems = cls._checked_options({k: v for k, v in data.items() if k not in cls.model_fields})
+        given = {k: v for k, v in data.items() if k not in cls.model_fields}
+        options, problems = cls._checked_options(given, by_trl=wanted)
         try:
             section = handler({**own, **options})
         except ValidationError as error:
@@ -202,10 +222,13 @@ class TrainerSettings(StrictSettings):
             raise _merged(cls.__name__, problems, error.errors()) from None
         if problems:
             raise _merged(cls.__name__, problems, [])
+        section._trl_checked = wanted
         return section
 
     @classmethod
-    def _checked_options(cls, given: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
+    def _checked_options(cls, given: dict[str, Any],
+                         by_trl: bool = True) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
+        """The trl keys (defaults filled) and their problems; ``by_trl`` false: only polyreason's refusals."""
         options, problems = {}, []
         for key, value in given.items():
             refusal = cls.trl_refusal(key)
@@ -213,7 +236,7 @@ class TrainerSettings(StrictSettings):
                 problems.append((key, value, refusal))
                 continue
             try:
-                options[key] = checked_option(cls.TRL_CONFIG, key, value)
+                options[key] = checked_option(cls.TRL_CONFIG, key, value) if by_trl else value
             except ValueError as error:
                 problems.append((key, value, str(error)))
         return {**{k: v for k, v in cls.TRL_DEFAULTS.items() if k not in given}, **options}, problems
@@ -234,7 +257,9 @@ class TrainerSettings(StrictSettings):
         return self
 
     @model_validator(mode="after")
-    def _warmup_applied(self) -> "TrainerSettings":
+    def _warmup_applied(self, info: ValidationInfo) -> "TrainerSettings":
+        if not trl_checks_wanted(self.SECTION, info):
+            return self
         given = "warmup_steps" if "warmup_steps" in self.trl_options else "warmup_ratio"
         warmup = self.trl_options.get("warmup_steps", self.warmup_ratio)
         scheduler = self.trl_option("lr_scheduler_type")
@@ -245,12 +270,25 @@ class TrainerSettings(StrictSettings):
         return self
 
     @model_validator(mode="after")
-    def _trl_accepts(self) -> "TrainerSettings":
+    def _trl_accepts(self, info: ValidationInfo) -> "TrainerSettings":
+        if not trl_checks_wanted(self.SECTION, info):
+            return self
         arguments = {**self.trl_options, **self.trl_derived(), **VALIDATION_RUNTIME}
         problem = construction_problem(self.TRL_CONFIG, arguments, self.TRL_DERIVED)
         if problem:
             raise ValueError(problem)
         return self
+
+    @property
+    def trl_checked(self) -> bool:
+        """Whether trl checked this section's keys (false: loaded for a command that does not train it)."""
+        return self._trl_checked
+
+    def require_trl_checked(self) -> None:
+        """Refuse to hand trl the keys of a section that trl has not checked (a programming error)."""
+        if not self._trl_checked:
+            raise RuntimeError(f"the {self.SECTION} section was loaded without trl's checks; check it first "
+                               "(components.config.checked_trainers)")
 
     @property
     def trl_options(self) -> dict[str, Any]:
@@ -264,8 +302,10 @@ class TrainerSettings(StrictSettings):
 
     def changed_trl_options(self, prefix: str = "") -> list[str]:
         """The trl keys starting with ``prefix`` whose value differs from the default (the section's, else trl's)."""
-        return sorted(key for key, value in self.trl_options.items() if key.startswith(prefix)
-                      and value != self.TRL_DEFAULTS.get(key, trl_default(self.TRL_CONFIG, key)))
+        def default(key: str) -> Any:
+            return self.TRL_DEFAULTS[key] if key in self.TRL_DEFAULTS else trl_default(self.TRL_CONFIG, key)
+
+        return sorted(key for key, value in self.trl_options.items() if key.startswith(prefix) and value != default(key))
 
     def trl_derived(self) -> dict[str, Any]:
         """The trl values polyreason derives from the section's own fields (``TRL_DERIVED`` and the warm-up).
@@ -279,6 +319,7 @@ class TrainerSettings(StrictSettings):
 
     def trl_arguments(self, runtime: dict[str, Any]) -> dict[str, Any]:
         """Everything trl's config is built with: the trl keys, the derived values and ``runtime``."""
+        self.require_trl_checked()
         if set(runtime) != set(TRL_RUNTIME):
             raise ValueError(f"runtime values {sorted(runtime)} are not {sorted(TRL_RUNTIME)}")
         return {**self.trl_options, **self.trl_derived(), **runtime}

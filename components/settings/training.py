@@ -30,13 +30,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from components.settings.base import ProjectPath, StrictSettings, VerifierName, changed_fields, check_registered
 from components.settings.lcrl import CouplingSettings, LcRLSettings, lcrl_problems
 from components.settings.rewards import RewardAuditSettings, RewardSettings
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings
-from components.settings.trainer import TRL_OPERATIONAL, TRL_REFUSED, TrainerSettings
+from components.settings.trainer import TRL_OPERATIONAL, TRL_REFUSED, TrainerSettings, trl_checks_wanted
 
 TRAINER_OPERATIONAL = {
     "timeout_s": "how long the task waits for the trainer process, not what it trains",
@@ -69,6 +69,7 @@ class SFTSettings(TrainerSettings):
     """
 
     OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL}
+    SECTION = "sft"
     TRL_CONFIG = "SFTConfig"
     TRL_DEFAULTS = {
         "learning_rate": 2e-4, "lr_scheduler_type": "cosine", "num_train_epochs": 1.0, "max_steps": -1,
@@ -159,6 +160,7 @@ class GRPOStageSettings(TrainerSettings):
 
     OPERATIONAL = {**TRAINER_OPERATIONAL, **TRL_OPERATIONAL,
                    "rollout_table_rows": "how many rollouts each logging step shows in MLflow, not what is trained"}
+    SECTION = "grpo"
     TRL_CONFIG = "GRPOConfig"
     TRL_DEFAULTS = {
         "loss_type": "dr_grpo", "scale_rewards": "group", "beta": 0.001, "epsilon": 0.2, "num_iterations": 1,
@@ -210,7 +212,7 @@ class GRPOStageSettings(TrainerSettings):
         return None if value is None else _trainable(value, "grpo.model")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "GRPOStageSettings":
+    def _consistent(self, info: ValidationInfo) -> "GRPOStageSettings":
         sampling = self.sampling
         if sampling.n < 2 or sampling.temperature <= 0:
             raise ValueError(f"GRPO compares several sampled completions per prompt: sampling.n must be at least 2 "
@@ -225,7 +227,7 @@ class GRPOStageSettings(TrainerSettings):
                              "search rows: unset it with grpo.lcrl or grpo.coupling.mode language")
         if self.kl_reset.enabled and self.trl_option("beta") == 0:
             raise ValueError("kl_reset needs a KL term: set beta > 0 (PCS: 0.001)")
-        vllm_keys = self.changed_trl_options("vllm_")
+        vllm_keys = self.changed_trl_options("vllm_") if trl_checks_wanted(self.SECTION, info) else []  # trl's defaults
         if (self.model is None or self.model.backend != "vllm") and vllm_keys:
             raise ValueError(f"{', '.join(vllm_keys)}: read only when model.backend is vllm")
         return self

@@ -146,7 +146,11 @@ def test_recipe_evaluates_base_and_trained_models_on_held_out_questions(tmp_path
                 .read_text(encoding="utf-8").splitlines()]
         assert len(rows) == QA_LIMIT * len(LANGS) and not {row["id"] for row in rows} & trained  # held out
         assert all("<information>" in row["completion"] for row in rows)  # the taught model searched at test time
-    for name in ("fem", "c3recall", "clr"):  # the comparison table a person reads at the end
-        assert f"\n{name}\n" in done.stdout
+    lines = done.stdout.splitlines()  # the headline a person reads at the end: CLR, then fEM, of both models
+    assert [line.split()[:2] for line in lines if line.startswith(("clr ", "fem "))] == [["clr", "base"], ["fem", "base"]]
+    text = lines[:next(i for i, line in enumerate(lines) if line.startswith("MLflow run: "))]  # paths, URLs whole
+    assert any(" grpo - base  Δ " in line for line in lines) and max(map(len, text)) <= 100, done.stdout
+    for name in ("fem", "c3recall", "clr"):  # the full table: in the summary (--json, --out)
+        assert f"\n{name}\n" in summary["comparison_table"]
     parent = mlflow_client(tmp_path).get_run(summary["run_id"]).data.metrics
     assert "evaluation/grpo/offline_qa/fr/fem_delta" in parent

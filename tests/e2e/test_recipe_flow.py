@@ -66,11 +66,16 @@ def polyreason(command: str, profile: Path, project: Path, prefect_url: str, *ov
 
 def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides: str, as_json: bool = False) -> dict:
     """The recipe; by default its terminal is checked: progress on stderr, no library warnings, and on stdout the
-    comparison table and where the runs are (``--json``: stdout is the JSON alone, checked by parsing it)."""
+    comparison's headline and where the runs are (``--json``: stdout is the JSON alone, checked by parsing it)."""
     summary, done = polyreason("recipe", profile, project, prefect_url, *overrides, as_json=as_json)
     if not as_json:
-        assert "accuracy\nbenchmark" in done.stdout and "grpo" in done.stdout, done.stdout  # the comparison table
-        assert "paired 95% bootstrap interval" in done.stdout
+        lines = done.stdout.splitlines()  # the comparison's headline, within 100 columns, and where its table is
+        text = lines[:next(i for i, line in enumerate(lines) if line.startswith("MLflow run: "))]  # paths, URLs whole
+        assert max(map(len, text)) <= 100 and "paired 95% bootstrap interval" in done.stdout, done.stdout
+        assert "mgsm, in-domain (fr):" in lines, done.stdout  # the in-domain languages this evaluation has
+        assert any(line.startswith("lcpr ") for line in lines) and any(line.startswith("accuracy ") for line in lines)
+        assert "grpo - sft  Δ" in done.stdout or "grpo - base  Δ" in done.stdout, done.stdout
+        assert f"polyreason compare {summary['run_id']}" in done.stdout and "comparison/comparison.txt" in done.stdout
         assert f"MLflow run: {summary['run_url']}" in done.stdout and "MLflow run: http://" in done.stdout
         assert f"Prefect flow run: {prefect_url.removesuffix('/api')}/runs/flow-run/{summary['flow_run_id']}" \
             in done.stdout

@@ -128,27 +128,31 @@ def test_a_child_process_inherits_the_filters_through_the_environment():
         assert (expected in done.stderr) if expected else done.stderr == "", done.stderr
 
 
-TABLE = ("value ±1 standard error (n; no ± with fewer than two problems); Δ = minus base, paired 95% bootstrap "
-         "interval over the problems both answered; * = it excludes 0 (on 6+ problems)\n\naccuracy\n"
-         "benchmark   lang      base                sft\n"
-         "mgsm        en        0.250 ±0.217 (n 4)  0.500 ±0.250 (n 4)  Δ +0.250 [+0.000, +0.750] (4 shared)\n")
+ROWS = [{"benchmark": "mgsm", "lang": "en", "model": "base", "headline": "accuracy", "accuracy": 0.25,
+         "accuracy_stderr": 0.217, "accuracy_n": 4},
+        {"benchmark": "mgsm", "lang": "en", "model": "sft", "headline": "accuracy", "accuracy": 0.5,
+         "accuracy_stderr": 0.25, "accuracy_n": 4, "reference": "base", "accuracy_delta": 0.25,
+         "accuracy_delta_low": 0.0, "accuracy_delta_high": 0.75, "n_shared": 4}]
 
 
-def test_the_recipe_ends_with_its_table_the_registered_model_and_where_its_runs_are():
-    summary = {"comparison_table": TABLE, "run_url": "http://127.0.0.1:5000/#/experiments/1/runs/abc",
+def test_the_recipe_ends_with_its_headline_the_registered_model_and_where_its_runs_are():
+    summary = {"run_id": "abc", "comparison": {"summary": {"rows": ROWS}}, "comparison_table": "FULL-TABLE-TEXT",
+               "run_url": "http://127.0.0.1:5000/#/experiments/1/runs/abc",
                "registered": {"uri": "models:/cpu-demo/3", "alias": "candidate"}, "evaluations": []}
     text = recipe_text(summary, "http://127.0.0.1:4200/runs/flow-run/f-1")
-    assert text.splitlines()[-6:] == [
-        "mgsm        en        0.250 ±0.217 (n 4)  0.500 ±0.250 (n 4)  Δ +0.250 [+0.000, +0.750] (4 shared)",
+    assert text.splitlines()[2:6] == [  # one language, no group: the headline is about it (LCPR unmeasured)
+        "mgsm, en:", "lcpr      base  -", "          sft   -", "accuracy  base  0.250 ±0.217 (n 4)"]
+    assert "sft   0.500 ±0.250 (n 4)  sft - base  Δ +0.250 [+0.000, +0.750] (4 shared)" in text
+    assert text.splitlines()[-5:] == [
         "", "registered: models:/cpu-demo/3 (alias candidate)", "",
         "MLflow run: http://127.0.0.1:5000/#/experiments/1/runs/abc",
         "Prefect flow run: http://127.0.0.1:4200/runs/flow-run/f-1"]
-    assert text.startswith(TABLE.rstrip())
+    assert "FULL-TABLE-TEXT" not in text and "polyreason compare abc" in text  # the table is in --json
 
 
 def test_without_a_server_that_outlives_the_command_there_is_no_flow_run_line():
     assert where_lines("sqlite:///m.db (run abc; open with: mlflow ui --backend-store-uri sqlite:///m.db)", None) == [
-        "MLflow run: sqlite:///m.db (run abc; open with: mlflow ui --backend-store-uri sqlite:///m.db)"]
+        "MLflow run: abc in sqlite:///m.db", "  open with: mlflow ui --backend-store-uri sqlite:///m.db"]
 
 
 def test_a_stage_summary_is_short_dotted_lines():
