@@ -70,7 +70,7 @@ from typing import Any
 
 from components.metrics.aggregate import COUNT, GROUP_NAMES, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
-from components.metrics.intervals import rate_interval
+from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
 
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
@@ -320,7 +320,7 @@ def value_text(row: Mapping[str, Any], name: str) -> str:
     if value is None:
         return "-"
     units = "" if n is None else f" (n {int(n)})"
-    if metric_for(name).bounded:
+    if as_rate(metric_for(name).bounded, value):
         low, high = rate_interval(value, stderr, int(n or 0))
         return f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]") + units
     return f"{value:.3f}" + ("" if stderr is None else f" ±{stderr:.3f}") + units

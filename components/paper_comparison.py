@@ -60,7 +60,7 @@ from typing import Any
 import yaml
 
 from components.config import parse_override
-from components.metrics.intervals import Z95, effective_n, newcombe, wilson
+from components.metrics.intervals import Z95, as_rate, effective_n, newcombe, wilson
 from components.paper_tables import PaperRow
 
 _MISSING = object()
@@ -220,7 +220,7 @@ def _entry(row: PaperRow, status: str, reason: str | None = None, run: Measureme
         return {**entry, **empty}
     value, stderr, n = (run.metrics.get(row.key + suffix) for suffix in ("", "_stderr", "_n"))
     n = None if n is None else int(n)
-    bounded = _bounded(row.metric)
+    bounded = as_rate(_bounded(row.metric), value, row.fraction)
     low, high = _measured_interval(value, stderr, n, bounded)
     d_low, d_high = difference_interval(value, stderr, n, row.fraction, row.problems, bounded)
     rounded = [None if x is None else round(x, 10) for x in (low, high, d_low, d_high)]

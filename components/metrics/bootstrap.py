@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from components.metrics.intervals import excludes_zero as interval_excludes_zero
-from components.metrics.intervals import effective_n, newcombe, rate_interval, wilson
+from components.metrics.intervals import as_rate, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
 from components.metrics.table import macro_field
 
@@ -212,7 +212,7 @@ def _summary(point: float, distribution: np.ndarray | None, n: int, metric: Metr
     value, stderr = as_number(point), _spread(distribution)
     if value is None or stderr is None or n < 2:
         return Estimate(value, None, None, None, int(n))
-    if metric.bounded:
+    if as_rate(metric.bounded, value):
         low, high = rate_interval(value, stderr, n, boot.confidence)
     else:
         low, high = _percentiles(distribution, boot)
@@ -280,9 +280,9 @@ def _paired_summary(point: np.ndarray, distribution: np.ndarray | None, n_both: 
     stderr = _spread(differences)
     if stderr is None:
         return Estimate(delta, None, None, None, n_both)
-    if not metric.bounded:
-        return Estimate(delta, stderr, *_percentiles(differences, boot), n_both)
     values = [float(point[0]), float(point[1])]
+    if not as_rate(metric.bounded, *values):
+        return Estimate(delta, stderr, *_percentiles(differences, boot), n_both)
     limits = [wilson(v, effective_n(v, _spread(distribution[m]), n_both), boot.confidence)
               for m, v in enumerate(values)]
     low, high = newcombe(values[0], limits[0], values[1], limits[1],

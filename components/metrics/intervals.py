@@ -89,6 +89,12 @@ def newcombe(p1: float, limits1: tuple[float, float], p2: float, limits2: tuple[
     return d - math.sqrt(max(below, 0.0)), d + math.sqrt(max(above, 0.0))
 
 
+def as_rate(bounded: bool, *values: float | None) -> bool:
+    """Whether values get a rate's intervals: the metric says it is one and every value lies in [0, 1]
+    (a metric registered as a rate by mistake falls back to the bootstrap rather than to nonsense)."""
+    return bounded and all(v is not None and 0.0 <= v <= 1.0 for v in values)
+
+
 def excludes_zero(low: float | None, high: float | None) -> bool:
     """Whether an interval lies wholly on one side of 0 (``False`` without one)."""
     return low is not None and high is not None and (low > 0 or high < 0)

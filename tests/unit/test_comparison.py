@@ -183,3 +183,23 @@ def test_the_text_table_lists_languages_before_groups_with_columns_as_wide_as_th
     assert [line.split()[1] for line in block[1:]] == ["en", "th", "in_domain", "overall"]
     assert len({line.index("0.500") for line in block[1:]}) == 1  # the base column starts at one place in every row
     assert block[0].index("base") == block[1].index("0.500")
+
+
+def test_a_delta_over_problems_judged_for_one_model_only_is_taken_over_those_both_were_judged_on():
+    # SFT answers all 16 problems but has a judgeable line on 4 (all passing the line and word levels: LCPR 1);
+    # the base model is judged on all 16, failing the line level on those 4 (its LCPR there 0, overall 0.75).
+    # The delta is over the 4 both were judged on: 1 - 0, n_both 4, Newcombe's [0.307, 1] from Wilson's
+    # 4/4 [0.510, 1] and 0/4 [0, 0.490]; it excludes 0 but 4 units cannot carry the mark
+    def rows(lines):
+        return [{"lang": "fr", "id": str(i), "benchmark": "mgsm", "correct": False, "line_pass": line,
+                 "word_pass": True if line else None} for i, line in enumerate(lines)]
+
+    scored_rows = {"base": {"mgsm": rows([False] * 4 + [True] * 12)}, "sft": {"mgsm": rows([True] * 4 + [None] * 12)}}
+    tables = {model: {"mgsm": [{"lang": "fr"}]} for model in scored_rows}
+    (_, sft) = comparison_rows(tables, "base", metrics=["lcpr"], scored=scored_rows)
+    assert (sft["lcpr_delta"], sft["lcpr_n_both"], sft["n_shared"]) == (1.0, 4, 16)
+    assert (sft["lcpr_delta_low"], sft["lcpr_delta_high"]) == pytest.approx(newcombe_by_hand(4, 0, 4), abs=1e-9)
+    assert round(sft["lcpr_delta_low"], 3) == 0.307 and sft["lcpr_delta_significant"] is False
+    sft.update(lcpr=1.0, lcpr_stderr=0.0, lcpr_n=4)
+    assert format_table([sft], "base", ["lcpr"]).splitlines()[-1].endswith(
+        "1.000 [0.510, 1.000] (n 4)  Δ +1.000 [+0.307, +1.000] (n_both 4)")   # no * after the interval
