@@ -33,9 +33,10 @@ interval never compare two different subsets. ``<metric>_n_both`` counts those i
 units (a problem's samples and translations are one unit: a group of three languages over 16
 problems is 16), ``n_shared`` the units both answered. The interval of a rate is Newcombe's
 square-and-add interval from the two models' Wilson intervals (``components.metrics.intervals``),
-correlated as the two statistics are over a paired bootstrap (problems, their samples and
-their translations resampled together, within the macro rule's subsets; the same draws for
-both models; 2,000 seeded resamples): pairing removes the variance of problem difficulty that
+correlated as the two statistics are over a paired bootstrap (with Newcombe's continuity
+correction of that correlation; problems, their samples and their translations resampled
+together, within the macro rule's subsets; the same draws for both models; 2,000 seeded
+resamples): pairing removes the variance of problem difficulty that
 both models share, and the score intervals keep their width where the bootstrap's own
 percentiles collapse (four of four problems improving: ``[+1, +1]``). An unbounded metric (TTC)
 keeps the paired bootstrap's percentiles. Without scored rows (a run logged before its rows

@@ -36,8 +36,8 @@ models). Per metric, only what *both* were judged on enters: a (language, proble
 model has nothing to judge on (no judgeable line for LCPR or WPR) is left out for both, and
 the estimate's ``n`` is ``n_both``, the units left. The difference of a rate gets Newcombe's
 square-and-add interval from the two Wilson intervals, with the correlation of the two
-statistics over the paired resamples (pairing removes the problem-difficulty variance the
-two models share); an unbounded metric gets the percentiles of the paired differences.
+statistics over the paired resamples, continuity-corrected as Newcombe's paired method does
+(pairing removes the problem-difficulty variance the two models share); an unbounded metric gets the percentiles of the paired differences.
 
 ``scipy.stats.bootstrap`` draws the resamples (one independent sample per stratum,
 vectorized over batches); what is written here is the layout of problems into strata and
@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from components.metrics.intervals import excludes_zero as interval_excludes_zero
-from components.metrics.intervals import as_rate, effective_n, newcombe, rate_interval, wilson
+from components.metrics.intervals import as_rate, corrected_correlation, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
 from components.metrics.table import macro_field
 
@@ -286,7 +286,7 @@ def _paired_summary(point: np.ndarray, distribution: np.ndarray | None, n_both: 
     limits = [wilson(v, effective_n(v, _spread(distribution[m]), n_both), boot.confidence)
               for m, v in enumerate(values)]
     low, high = newcombe(values[0], limits[0], values[1], limits[1],
-                         _correlation(distribution[0], distribution[1]))
+                         corrected_correlation(_correlation(distribution[0], distribution[1]), *values, n_both))
     return Estimate(delta, stderr, round(low, 12), round(high, 12), n_both)
 
 

@@ -57,7 +57,8 @@ def scipy_wilson(successes: int, n: int) -> tuple[float, float]:
 
 
 def newcombe_by_hand(a: int, b: int, n: int, r: float = 0.0) -> tuple[float, float]:
-    """Newcombe's square-and-add interval of a/n - b/n from scipy's Wilson limits, correlation r."""
+    """Newcombe's square-and-add interval of a/n - b/n from scipy's Wilson limits, correlation r (his paired
+    method's continuity-corrected phi; 0 when a model has no variance)."""
     (l1, u1), (l2, u2), p1, p2 = scipy_wilson(a, n), scipy_wilson(b, n), a / n, b / n
     return (p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * r * (p1 - l1) * (u2 - p2)),
             p1 - p2 + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2 - 2 * r * (u1 - p1) * (p2 - l2)))
@@ -66,8 +67,9 @@ def newcombe_by_hand(a: int, b: int, n: int, r: float = 0.0) -> tuple[float, flo
 @pytest.mark.parametrize("base,grpo,delta,interval,significant", [
     # 8 problems, grpo right on 7, base on none (no variance: r = 0): 7/8 - 0/8 with Newcombe's interval
     ([False] * 8, [True] * 7 + [False], 0.875, newcombe_by_hand(7, 0, 8), True),
-    # d = (1, 1, 0, 0): 3/4 - 1/4, outcomes correlated r = 1/3; the interval includes 0
-    ([False, False, True, False], [True, True, True, False], 0.5, newcombe_by_hand(3, 1, 4, 1 / 3), False),
+    # d = (1, 1, 0, 0): 3/4 - 1/4; the 2x2 table (1 both, 2 grpo only, 0 base only, 1 neither) has
+    # AD - BC = 1 < N/2, so Newcombe's corrected phi is 0; the interval includes 0
+    ([False, False, True, False], [True, True, True, False], 0.5, newcombe_by_hand(3, 1, 4), False),
     # four of four problems improve: [0.307, 1] excludes 0 (the bootstrap's [1, 1] said nothing), but 4 units
     # cannot carry a sign-flip test at 5% (2 / 2^4 = 0.125): no mark
     ([False] * 4, [True] * 4, 1.0, newcombe_by_hand(4, 0, 4), False),
