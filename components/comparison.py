@@ -14,7 +14,8 @@ or an evaluation run's joined generations table). Output:
   every model but the baseline, ``<metric>_delta`` (minus its ``reference``: the baseline, or with
   ``baseline="previous"`` the model listed before it) with a paired 95% confidence interval
   ``<metric>_delta_low`` / ``_delta_high``, ``<metric>_delta_significant`` (see "The mark"
-  below) and ``n_shared`` (the problems both models answered);
+  below), ``<metric>_n_both`` (the independent units both models were judged on, over which the
+  delta is taken) and ``n_shared`` (the units both models answered);
 * MLflow metrics ``evaluation/<model>/<benchmark>/<lang>/<metric>`` (errors, counts, deltas
   and their bounds included), so a recipe's parent run holds every model's numbers under one
   naming;
@@ -24,25 +25,28 @@ or an evaluation run's joined generations table). Output:
   Pareto front (no other point of that model is at least as good on both axes and better on
   one) dashed.
 
-The delta's interval. Two models evaluated on the same prompts are compared on the problems
-both answered, with a *paired* bootstrap over problems (``components.metrics.bootstrap``:
-problems, their samples and their translations resampled together, within the macro rule's
-subsets; the same draws for both models; the difference of the two reported statistics on
-each of 2,000 seeded resamples; its 2.5th and 97.5th percentiles). Pairing removes the
-variance of problem difficulty that both models share, which on a small evaluation is most
-of it: the same 0.25 gain can be noise unpaired and clear paired. For a per-problem mean
-(accuracy) this interval matches the paired-difference standard error's to within the
-bootstrap's own noise; the bootstrap is used for every metric because LCPR (a harmonic mean
-of two corpus ratios) and macro averages have no such closed form, and one method keeps
-every interval of the table comparable. Without scored rows (a run logged before its rows
+The delta's interval. Two models evaluated on the same prompts are compared, per metric, on
+the problems *both were judged on* (``components.metrics.bootstrap.paired_difference``): for
+accuracy the problems both answered, for a metric undefined on some problems (LCPR and WPR
+need a judgeable line) only those where both have something to judge, so the point and its
+interval never compare two different subsets. ``<metric>_n_both`` counts those independent
+units (a problem's samples and translations are one unit: a group of three languages over 16
+problems is 16), ``n_shared`` the units both answered. The interval of a rate is Newcombe's
+square-and-add interval from the two models' Wilson intervals (``components.metrics.intervals``),
+correlated as the two statistics are over a paired bootstrap (with Newcombe's continuity
+correction of that correlation; problems, their samples and their translations resampled
+together, within the macro rule's subsets; the same draws for both models; 2,000 seeded
+resamples): pairing removes the variance of problem difficulty that
+both models share, and the score intervals keep their width where the bootstrap's own
+percentiles collapse (four of four problems improving: ``[+1, +1]``). An unbounded metric (TTC)
+keeps the paired bootstrap's percentiles. Without scored rows (a run logged before its rows
 were) the delta is the plain difference and its interval is ``None``.
 
-The mark. A delta is marked significant when its interval excludes zero and the models
-share at least ``MIN_SHARED`` (6) problems. Below that no paired test can reject "no
-difference" at the 5% level: swapping the two models' answers problem by problem, the
-most extreme of the 2^n arrangements still has probability 2/2^n > 0.05 for n < 6; the
-bootstrap interval, though, collapses to a point when every shared problem moves the same
-way (four of four problems improving gives ``[+1, +1]``), so on so few problems its bounds
+The mark. A delta is marked significant (``*``) when its interval excludes zero and
+``n_both`` is at least ``MIN_SHARED`` (6). Below that no paired test can reject "no
+difference" at the 5% level: swapping the two models' results unit by unit (a sign-flip
+test over the independent units both were judged on), the most extreme of the 2^n
+arrangements still has probability 2/2^n > 0.05 for n < 6, so on so few units the bounds
 are shown but not read as a test.
 
 >>> tables = {"base": {"mgsm": [{"lang": "fr", "accuracy": 0.25, "lcpr": 0.5, "ttc": 0.1, "slc_and_acc": 0.2}]},
@@ -67,18 +71,21 @@ from typing import Any
 
 from components.metrics.aggregate import COUNT, GROUP_NAMES, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
+from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
 
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
 Scored = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> scored rows
 METRIC = re.compile(r"^evaluation/(?P<benchmark>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
 PAIRED = Bootstrap(resamples=2000, seed=0)
-MIN_SHARED = 6  # fewest shared problems on which a paired test can reach 5% (2 / 2**6 < 0.05)
+MIN_SHARED = 6  # fewest units judged for both on which a sign-flip test can reach 5% (2 / 2**6 < 0.05)
 OVERALL = "overall"
 LEGEND_WIDTH = 110  # the text table's legend is wrapped to this many characters
 PREVIOUS = "previous"  # the baseline meaning "each model against the one listed before it"
-LEGEND = ("value ±1 standard error (n; no ± with fewer than two problems); Δ = minus {baseline}, paired 95% "
-          f"bootstrap interval over the problems both answered; * = it excludes 0 (on {MIN_SHARED}+ problems)")
+LEGEND = ("value [95% interval] (n = independent units: problems, a problem's samples and translations "
+          "counted once); rates: Wilson score interval, others ±1 bootstrap standard error; Δ = minus {baseline}, "
+          "over the units both were judged on (n_both), Newcombe's paired interval for a rate, the paired bootstrap's "
+          f"percentiles otherwise; * = it excludes 0 on {MIN_SHARED}+ units")
 
 
 def references(models: Sequence[str], baseline: str) -> dict[str, str | None]:
@@ -199,18 +206,19 @@ def _paired(mine: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any
 
 def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
             paired: tuple[list[Estimate], int] | None) -> None:
-    """Add each metric's delta to ``entry``: paired over shared problems when rows exist, else plain."""
+    """Add each metric's delta to ``entry``: paired over what both were judged on when rows exist, else plain."""
     for index, name in enumerate(names):
         if paired is not None and paired[1]:
             found = paired[0][index]
-            significant = None if found.low is None else found.excludes_zero and paired[1] >= MIN_SHARED
+            significant = None if found.low is None else found.excludes_zero and found.n >= MIN_SHARED
             entry.update({f"{name}_delta": None if found.value is None else round(found.value, 10),
                           f"{name}_delta_low": found.low, f"{name}_delta_high": found.high,
-                          f"{name}_delta_significant": significant})
+                          f"{name}_delta_significant": significant, f"{name}_n_both": found.n})
         else:
             a, b = entry[name], _number(reference.get(name))
             entry.update({f"{name}_delta": None if a is None or b is None else round(a - b, 10),
-                          f"{name}_delta_low": None, f"{name}_delta_high": None, f"{name}_delta_significant": None})
+                          f"{name}_delta_low": None, f"{name}_delta_high": None, f"{name}_delta_significant": None,
+                          f"{name}_n_both": None})
     entry["n_shared"] = paired[1] if paired is not None else None
 
 
@@ -308,22 +316,27 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str, accurac
 
 
 def value_text(row: Mapping[str, Any], name: str) -> str:
+    """``0.750 [0.409, 0.927] (n 8)``: a rate with Wilson's interval, another value with ±1 standard error."""
     value, stderr, n = row.get(name), row.get(name + STDERR), row.get(name + COUNT)
     if value is None:
         return "-"
-    error = "" if stderr is None else f" ±{stderr:.3f}"
-    return f"{value:.3f}{error}" + ("" if n is None else f" (n {int(n)})")
+    units = "" if n is None else f" (n {int(n)})"
+    if as_rate(metric_for(name).bounded, value):
+        low, high = rate_interval(value, stderr, int(n or 0))
+        return f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]") + units
+    return f"{value:.3f}" + ("" if stderr is None else f" ±{stderr:.3f}") + units
 
 
 def delta_text(row: Mapping[str, Any], name: str) -> str:
+    """``Δ +0.250 [+0.021, +0.448]* (n_both 8)``."""
     delta = row.get(f"{name}_delta")
     if delta is None:
         return ""
     low, high = row.get(f"{name}_delta_low"), row.get(f"{name}_delta_high")
     mark = "*" if row.get(f"{name}_delta_significant") else ""
     interval = "" if low is None else f" [{low:+.3f}, {high:+.3f}]{mark}"
-    shared = "" if row.get("n_shared") is None else f" ({row['n_shared']} shared)"
-    return f"Δ {delta:+.3f}{interval}{shared}"
+    both = row.get(f"{name}_n_both")
+    return f"Δ {delta:+.3f}{interval}" + ("" if both is None else f" (n_both {int(both)})")
 
 
 def format_table(rows: Sequence[Mapping[str, Any]], baseline: str, metrics: Sequence[str] | None = None) -> str:

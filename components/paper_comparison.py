@@ -17,20 +17,35 @@ its ablation's rows). Only the overridden keys are compared: a CPU twin (other m
 counts) measures the rows of the setting it shares.
 
 The numbers. ``measured`` is the metric the run logged under ``PaperRow.key`` (on the project's
-0-1 scale), with its bootstrap standard error and n (``<key>_stderr``, ``<key>_n``, the same
-numbers the run's reports show); its 95% interval is ``measured ± 1.96 × stderr`` (the normal
-interval of that bootstrap error), clipped to [0, 1] since every figure a paper table holds
-here is a rate; ``difference`` is ``measured − paper`` and ``paper_in_ci`` says whether the
-printed value lies inside the interval. A run that logged no standard error (an audit's
-rates) has no interval. The text table prints every value on the paper's own scale (percent for
+0-1 scale), with its bootstrap standard error and n, its independent units (``<key>_stderr``,
+``<key>_n``, the same numbers the run's reports show); ``ci_low``/``ci_high`` its 95% interval
+(``components.metrics.intervals``: Wilson's at its effective n for a rate, ±1.96 standard
+errors otherwise). ``difference`` is ``measured − paper``.
+
+Matching the paper is a test. A printed value is an estimate too: the paper's run had its own
+sampling error, at its own n (``paper_n``: the table file's ``problems`` for the benchmark,
+the problems per language it evaluated). An exact reproduction therefore differs from the
+printed value by the sampling error of *both*, and asking whether the printed value lies in
+the measured interval alone rejects exact reproductions far more often than 5% (always at 0
+or 1, where the measured interval can be a point). The difference's interval
+``difference_low``/``difference_high`` is Newcombe's square-and-add interval of two
+independent rates: the measured Wilson interval and the paper's, at the paper's effective n
+(its ``problems`` times the measured design effect, ``n_eff / n``: the same clustering of
+samples and translations assumed for both runs; ``problems`` itself where the measurement
+has none). An unbounded metric adds the two variances, the paper's standard error being the
+measured one scaled to the paper's n. ``consistent_with_paper`` says whether that interval
+holds 0: at the 5% level, the measurement does not contradict the paper. Where the table does
+not give the paper's n the paper's error is left out (``paper_n`` is ``None``; the text marks
+the entry ``~``). A run that logged no standard error (an audit's rates) has no interval and no
+verdict. The text table prints every value on the paper's own scale (percent for
 ``scale: 100``).
 
->>> rows = [PaperRow("T2", "Ours", "M", "grpo", "mkqa", "fem", "all", 41.2, 100.0)]
+>>> rows = [PaperRow("T2", "Ours", "M", "grpo", "mkqa", "fem", "all", 41.2, 100.0, problems=500)]
 >>> run = Measurement("grpo", "grpo", "r1", {}, {"evaluation/mkqa/all/fem": 0.3, "evaluation/mkqa/all/fem_stderr": 0.05,
 ...                                            "evaluation/mkqa/all/fem_n": 48})
->>> [(e["status"], e["measured"], round(e["ci_low"], 3), round(e["ci_high"], 3), e["difference"], e["paper_in_ci"])
-...  for e in paper_entries(rows, [run])]
-[('measured', 0.3, 0.202, 0.398, -0.112, False)]
+>>> [(e["status"], e["measured"], e["difference"], round(e["difference_low"], 3), round(e["difference_high"], 3),
+...   e["consistent_with_paper"]) for e in paper_entries(rows, [run])]
+[('measured', 0.3, -0.112, -0.205, -0.002, False)]
 >>> paper_entries(rows, [])[0]["reason"]
 'no grpo evaluation among the compared runs'
 """
@@ -45,9 +60,9 @@ from typing import Any
 import yaml
 
 from components.config import parse_override
+from components.metrics.intervals import Z95, as_rate, effective_n, newcombe, wilson
 from components.paper_tables import PaperRow
 
-Z95 = 1.959964  # two-sided 95% quantile of the standard normal
 _MISSING = object()
 
 
@@ -143,10 +158,45 @@ def runs_setting(row: PaperRow, params: Mapping[str, Any], others: Sequence[tupl
                    for other in others)
 
 
-def _interval(value: float, stderr: float | None) -> tuple[float | None, float | None]:
+def _bounded(metric: str) -> bool:
+    """Whether a paper row's metric is a rate (its values in [0, 1]); audit rates are."""
+    from components.metrics.table import metric_for
+
+    try:
+        return metric_for(metric).bounded
+    except KeyError:
+        return True
+
+
+def _measured_interval(value: float, stderr: float | None, n: int | None,
+                       bounded: bool) -> tuple[float | None, float | None]:
     if stderr is None:
         return None, None
-    return round(max(0.0, value - Z95 * stderr), 10), round(min(1.0, value + Z95 * stderr), 10)
+    if bounded:
+        return wilson(value, effective_n(value, stderr, n or 1))
+    return value - Z95 * stderr, value + Z95 * stderr
+
+
+def difference_interval(value: float, stderr: float | None, n: int | None, paper: float, paper_n: int | None,
+                        bounded: bool = True) -> tuple[float | None, float | None]:
+    """The 95% interval of ``value - paper`` with both runs' sampling errors (the paper's left out without
+    ``paper_n``); see the module docstring.
+
+    >>> [round(x, 3) for x in difference_interval(1.0, 0.0, 8, 1.0, 8)]   # 8/8 both: no contradiction
+    [-0.324, 0.324]
+    """
+    low, high = _measured_interval(value, stderr, n, bounded)
+    if low is None:
+        return None, None
+    if paper_n is None:
+        return low - paper, high - paper
+    if not bounded:
+        paper_error = stderr * (max(n or 1, 1) / paper_n) ** 0.5
+        half = Z95 * (stderr ** 2 + paper_error ** 2) ** 0.5
+        return value - paper - half, value - paper + half
+    design = effective_n(value, stderr, n or 1) / max(n or 1, 1)
+    paper_limits = wilson(paper, paper_n * design if stderr and 0 < value < 1 else paper_n)
+    return newcombe(value, (low, high), paper, paper_limits)
 
 
 def _why_not_logged(row: PaperRow, metrics: Mapping[str, float]) -> str:
@@ -165,14 +215,19 @@ def _entry(row: PaperRow, status: str, reason: str | None = None, run: Measureme
              "paper_value": row.fraction, "status": status, "reason": reason,
              "run": run.label if run else None, "run_id": run.run_id if run else None}
     empty = {"measured": None, "stderr": None, "n": None, "ci_low": None, "ci_high": None, "difference": None,
-             "paper_in_ci": None}
+             "paper_n": row.problems, "difference_low": None, "difference_high": None, "consistent_with_paper": None}
     if status != "measured":
         return {**entry, **empty}
     value, stderr, n = (run.metrics.get(row.key + suffix) for suffix in ("", "_stderr", "_n"))
-    low, high = _interval(value, stderr)
-    return {**entry, "measured": value, "stderr": stderr, "n": None if n is None else int(n), "ci_low": low,
-            "ci_high": high, "difference": round(value - row.fraction, 10),
-            "paper_in_ci": None if low is None else low <= row.fraction <= high}
+    n = None if n is None else int(n)
+    bounded = as_rate(_bounded(row.metric), value, row.fraction)
+    low, high = _measured_interval(value, stderr, n, bounded)
+    d_low, d_high = difference_interval(value, stderr, n, row.fraction, row.problems, bounded)
+    rounded = [None if x is None else round(x, 10) for x in (low, high, d_low, d_high)]
+    return {**entry, "measured": value, "stderr": stderr, "n": n, "ci_low": rounded[0], "ci_high": rounded[1],
+            "difference": round(value - row.fraction, 10), "paper_n": row.problems,
+            "difference_low": rounded[2], "difference_high": rounded[3],
+            "consistent_with_paper": None if d_low is None else d_low <= 0 <= d_high}
 
 
 def paper_entries(rows: Sequence[PaperRow], runs: Sequence[Measurement]) -> list[dict[str, Any]]:
@@ -213,9 +268,13 @@ def _measured_text(entry: Mapping[str, Any]) -> str:
     n = "" if entry["n"] is None else f" (n {entry['n']})"
     interval = "" if entry["ci_low"] is None else \
         f"  [{_on_scale(entry['ci_low'], scale)}, {_on_scale(entry['ci_high'], scale)}]"
-    mark = "  !" if entry["paper_in_ci"] is False else ""
-    return f"{_on_scale(entry['measured'], scale)}{error}{n}{interval}  Δ {_on_scale(entry['difference'], scale, True)}" \
-           f"{mark}"
+    difference = f"  Δ {_on_scale(entry['difference'], scale, True)}"
+    if entry["difference_low"] is not None:
+        difference += f" [{_on_scale(entry['difference_low'], scale, True)}, " \
+                      f"{_on_scale(entry['difference_high'], scale, True)}]"
+    mark = {False: "  !", True: "", None: ""}[entry["consistent_with_paper"]]
+    unknown = "  ~" if entry["paper_n"] is None and entry["difference_low"] is not None else ""
+    return f"{_on_scale(entry['measured'], scale)}{error}{n}{interval}{difference}{mark}{unknown}"
 
 
 def format_paper_table(entries: Sequence[Mapping[str, Any]], title: str) -> str:
@@ -223,8 +282,9 @@ def format_paper_table(entries: Sequence[Mapping[str, Any]], title: str) -> str:
     counted = sum(e["status"] == "measured" for e in entries)
     lines = [f"paper: {title}",
              f"{counted} of {len(entries)} values measured. Values on the paper's scale; measured ±1 standard error "
-             "(n) [95% interval: ±1.96 standard errors, clipped to the rate's range]; Δ = measured - paper; "
-             "! = the paper's value lies outside the interval",
+             "(n: problems) [95% interval: Wilson's for a rate]; Δ = measured - paper [95% interval with both runs' "
+             "sampling errors, the paper's at its n (Newcombe's for a rate)]; ! = not consistent with the paper "
+             "(the interval excludes 0); ~ = the paper's n is not in its table, its error left out",
              "  ".join(f"{h:<{w}}" for h, w in zip(HEADER, WIDTHS)) + "  measured"]
     for e in entries:
         cells = [e["table"], e["row"], e["run"] or e["measured_by"], e["benchmark"], e["language"], e["metric"],

@@ -7,8 +7,11 @@ texts by hand; nothing here computes a number.
 
 A file holds ``paper`` (title, arXiv id), ``source`` (the text the numbers were read from),
 ``profile`` (the profile's name), ``scale`` (100 when the paper prints percentages, 1 for
-fractions: a measured value is ``value / scale`` on the project's 0-1 scale), ``note`` and
-``rows``, a list of entries, one per (table row, benchmark, metric)::
+fractions: a measured value is ``value / scale`` on the project's 0-1 scale), ``note``,
+``problems`` (optional: benchmark -> the problems per language the paper's figures are over,
+its n in independent units, which puts the paper's own sampling error into a comparison:
+``components.paper_comparison``) and ``rows``, a list of entries, one per (table row,
+benchmark, metric)::
 
     - {table: Table 16, row: +AdaMame-GRPO, model: Qwen3-4B, measured_by: grpo,
        overrides: [...], benchmark: mgsm_rev2, metric: pass_at_4,
@@ -69,6 +72,7 @@ class PaperRow:
     scale: float
     overrides: tuple[str, ...] = ()
     verifier: str | None = None
+    problems: int | None = None  # the paper's n for this figure, in problems (None: the table does not say)
 
     @property
     def fraction(self) -> float:
@@ -133,14 +137,32 @@ def parse_table(data: Any, source: str = "<table>") -> list[PaperRow]:
     scale = data.get("scale")
     if scale not in (1, 100):
         raise ValueError(f"{source}: field 'scale': expected 1 (fractions) or 100 (percentages), got {scale!r}")
+    sizes = paper_sizes(data.get("problems"), source)
     problems = [f"{source}: rows.{index}: {problem}" for index, entry in enumerate(data["rows"])
                 for problem in entry_problems(entry)]
     if problems:
         raise ValueError("\n".join(problems))
     return [PaperRow(table=str(e["table"]), row=str(e["row"]), model=str(e["model"]), measured_by=e["measured_by"],
                      benchmark=str(e["benchmark"]), metric=str(e["metric"]), language=lang, value=float(value),
-                     scale=float(scale), overrides=tuple(e.get("overrides") or ()), verifier=e.get("verifier"))
+                     scale=float(scale), overrides=tuple(e.get("overrides") or ()), verifier=e.get("verifier"),
+                     problems=sizes.get(str(e["benchmark"])))
             for e in data["rows"] for lang, value in e["values"].items()]
+
+
+def paper_sizes(value: Any, source: str = "<table>") -> dict[str, int]:
+    """The table's ``problems`` field: benchmark -> a positive whole number; ``ValueError`` naming the entry.
+
+    >>> paper_sizes({"mgsm_rev2": 250}), paper_sizes(None)
+    ({'mgsm_rev2': 250}, {})
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{source}: field 'problems': expected a mapping of benchmark to problems per language")
+    bad = [name for name, count in value.items() if isinstance(count, bool) or not isinstance(count, int) or count < 1]
+    if bad:
+        raise ValueError(f"{source}: field 'problems': {', '.join(map(str, bad))}: expected a positive whole number")
+    return {str(name): count for name, count in value.items()}
 
 
 def table_path(profile_path: str | Path) -> Path:

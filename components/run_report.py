@@ -11,12 +11,12 @@ the numbers on the Prefect page are exactly the MLflow run's:
   ``components.metrics.aggregate``), and a ``value`` column for metrics logged
   without a language (a loss, a count). A metric's companions are folded into its
   cell, never shown as rows of their own: ``<m>_stderr`` and ``<m>_n`` (one
-  standard error, the number of problems) and, for a comparison's delta
-  ``<m>_delta``, its paired 95% interval ``_delta_low``/``_delta_high`` and the
-  ``_delta_significant`` mark.
+  standard error, the number of independent units: problems) and, for a comparison's
+  delta ``<m>_delta``, its paired 95% interval ``_delta_low``/``_delta_high``, the
+  ``_delta_significant`` mark and ``<m>_n_both``, the units both models were judged on.
 * ``recipe_summary(...)``: the recipe's markdown: where its MLflow run is, the
   comparison of its models to the baseline (``components.comparison``'s rows,
-  each value with its standard error and n, each delta with its paired interval),
+  each value with its interval and n, each delta with its paired interval and n_both),
   and the registered version.
 
 >>> rows = language_table({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/accuracy_stderr": 0.25,
@@ -38,7 +38,8 @@ from components.metrics.aggregate import COUNT, STDERR
 GROUPS = ("overall", "all", "in_domain", "out_of_domain", "low", "mid", "high")  # cells of several languages
 VALUE = "value"  # the column of metrics logged without a language
 DELTA = "_delta"
-COMPANIONS = (STDERR, COUNT, f"{DELTA}_low", f"{DELTA}_high", f"{DELTA}_significant")
+BOTH = "_n_both"  # the units a delta is over (components.comparison)
+COMPANIONS = (STDERR, COUNT, f"{DELTA}_low", f"{DELTA}_high", f"{DELTA}_significant", BOTH)
 
 
 def is_language_cell(segment: str) -> bool:
@@ -67,7 +68,7 @@ def companion_of(key: str, metrics: Mapping[str, Any]) -> tuple[str, str] | None
     """
     for suffix in COMPANIONS:
         if key.endswith(suffix):
-            owner = key[: -len(suffix)] + (DELTA if suffix.startswith(DELTA) else "")
+            owner = key[: -len(suffix)] + (DELTA if suffix.startswith(DELTA) or suffix == BOTH else "")
             if owner != key and owner in metrics:
                 return owner, suffix
     return None
@@ -97,6 +98,8 @@ def cell_text(value: float, parts: Mapping[str, float]) -> str:
         text += "*"
     if COUNT in parts:
         text += f" (n {number_text(parts[COUNT])})"
+    if BOTH in parts:
+        text += f" (n_both {number_text(parts[BOTH])})"
     return text
 
 
@@ -120,7 +123,7 @@ def language_table(metrics: Mapping[str, float]) -> list[dict[str, str]]:
 
 def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
     """The comparison's rows as markdown: one table per metric, a line per (benchmark, language), a column per
-    model (``components.comparison``'s texts: value ±1 standard error (n), delta with its paired interval)."""
+    model (``components.comparison``'s texts: value [interval] (n), delta with its paired interval (n_both))."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     names = list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
     out = [LEGEND.format(baseline=baseline_text(models, baseline))]

@@ -29,9 +29,12 @@ rule for every metric:
 Every value comes with ``<metric>_stderr`` and ``<metric>_n``: the bootstrap standard error
 of exactly that statistic (problems resampled within the macro rule's subsets, a problem's
 samples and its translations together, the group mean recomputed on each resample;
-``components.metrics.bootstrap``) and the count it averages (rows with a verdict, traces
-passing the line level for WPR, problems for pass@k and avg@k), summed over the cell's
-languages for a group.
+``components.metrics.bootstrap``) and its number of independent units: the problems it
+judged (a problem with a verdict; for WPR one with a trace passing the line level), a
+problem's samples and its translations counted once, so a group of three languages over 16
+problems has ``n`` 16 and 40 problems of 2 samples ``n`` 40 (``n_rows`` counts the rows beside
+it). Its 95% interval is not stored: it follows from value, standard error and n
+(``components.metrics.intervals.rate_interval``: Wilson's at the effective n for a rate).
 
 A cell under a macro rule also carries ``macro_over`` (the field), ``subsets`` (each subset's
 pooled values and counts) and ``pooled`` (every metric over all the cell's rows pooled, the
@@ -43,8 +46,8 @@ Counts: ``n_rows``, ``n_problems`` (a problem is ``(benchmark, lang, id)``).
 >>> s = summarize(rows, pass_k=(1, 2, 3))
 >>> s["accuracy"], s["pass_at_1"], s["pass_at_2"], s["avg_at_2"], s["lpr"], s["wpr"], s["lcpr"]
 (0.5, 0.5, 1.0, 0.5, 0.5, 0.0, 0.0)
->>> s["accuracy_n"], s["accuracy_stderr"], s["wpr_n"]   # one problem: nothing to resample
-(2, None, 1)
+>>> s["accuracy_n"], s["accuracy_stderr"], s["wpr_n"], s["n_rows"]   # one problem: nothing to resample
+(1, None, 1, 2)
 >>> s["pass_at_3"], s["n_short_pass_at_3"], notes({"fr": s})
 (None, 1, ['fr: pass_at_3 is None: 1 of 1 problems have fewer than 3 samples'])
 >>> sorted(language_groups(["fr", "en", "th", "xx"]).items())[:3]

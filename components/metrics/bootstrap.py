@@ -19,18 +19,25 @@ are ``None``. One method for every metric keeps the intervals comparable, and LC
 harmonic mean of two ratios) or a macro average has no closed-form standard error.
 
 What is reported. ``stderr``: the standard deviation of the bootstrap distribution
-(``ddof=1``); ``low``/``high``: its 2.5th and 97.5th percentiles (the percentile interval:
-BCa's jackknife costs a statistic evaluation per problem and is undefined on the discrete,
-often degenerate distributions of small evaluations); ``n``: what the value averages
-(``Metric.n_stat``) summed over the cell. Resamples where a metric has nothing to judge
-(e.g. no trace passing the line level, so no WPR) are left out of its distribution. A
-stratum with a single cluster contributes no variance; a cell with fewer than two clusters
-has no standard error (``None``).
+(``ddof=1``); ``n``: the number of independent units the value is over, the clusters (a
+problem, its samples and translations together) where the metric has something to judge
+(``Metric.n_stat`` above 0), not rows: 40 problems of 2 samples are ``n`` 40. ``low``/``high``:
+for a rate (``Metric.bounded``) Wilson's score interval at the estimate's effective n
+(``components.metrics.intervals``), which keeps its width at 0 and 1 where the bootstrap
+collapses (8 of 8 correct: ``[0.676, 1]``, not ``[1, 1]``); for an unbounded metric the
+2.5th and 97.5th percentiles of the bootstrap distribution. Resamples where a metric has
+nothing to judge (e.g. no trace passing the line level, so no WPR) are left out of its
+distribution. A stratum with a single cluster contributes no variance; a value over fewer
+than two units has no standard error nor interval (``None``).
 
 Paired differences. A comparison of two models resamples the clusters both models
 answered with the same draws for both (the rows of one cluster stay together across
-models), and reports the difference of the two statistics on each resample: the paired
-bootstrap, which removes the problem-difficulty variance the two models share.
+models). Per metric, only what *both* were judged on enters: a (language, problem) part one
+model has nothing to judge on (no judgeable line for LCPR or WPR) is left out for both, and
+the estimate's ``n`` is ``n_both``, the units left. The difference of a rate gets Newcombe's
+square-and-add interval from the two Wilson intervals, with the correlation of the two
+statistics over the paired resamples, continuity-corrected as Newcombe's paired method does
+(pairing removes the problem-difficulty variance the two models share); an unbounded metric gets the percentiles of the paired differences.
 
 ``scipy.stats.bootstrap`` draws the resamples (one independent sample per stratum,
 vectorized over batches); what is written here is the layout of problems into strata and
@@ -40,8 +47,10 @@ interval does not do.
 >>> rows = [{"lang": "fr", "id": str(i), "correct": c} for i, c in enumerate([True, False, False, False])]
 >>> from components.metrics.table import metric_for
 >>> (accuracy,) = estimate([[rows]], [metric_for("accuracy")], Bootstrap(resamples=2000))[0]
->>> accuracy.value, accuracy.n, (accuracy.low, accuracy.high)
-(0.25, 4, (0.0, 0.75))
+>>> accuracy.value, accuracy.n
+(0.25, 4)
+>>> abs(accuracy.low - 0.046) < 0.01 and abs(accuracy.high - 0.699) < 0.02   # Wilson's for 1 of 4: [0.046, 0.699]
+True
 >>> abs(accuracy.stderr - (0.25 * 0.75 / 4) ** 0.5) < 0.01   # the ideal bootstrap's sqrt(p(1-p)/n)
 True
 """
@@ -55,6 +64,8 @@ from typing import Any
 
 import numpy as np
 
+from components.metrics.intervals import excludes_zero as interval_excludes_zero
+from components.metrics.intervals import as_rate, corrected_correlation, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
 from components.metrics.table import macro_field
 
@@ -73,7 +84,7 @@ class Bootstrap:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value with its bootstrap standard error, percentile interval and n (``None``: not estimable)."""
+    """A value with its bootstrap standard error, 95% interval and n, its independent units (``None``: not estimable)."""
 
     value: float | None
     stderr: float | None
@@ -83,7 +94,7 @@ class Estimate:
 
     @property
     def excludes_zero(self) -> bool:
-        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+        return interval_excludes_zero(self.low, self.high)
 
 
 def stratum_of(row: Row, macro: bool) -> tuple[Any, str]:
@@ -179,48 +190,116 @@ def _distribution(arrays: list[np.ndarray], statistic: _Statistic, boot: Bootstr
     return result.bootstrap_distribution
 
 
-def _summary(point: float, distribution: np.ndarray | None, n: float, boot: Bootstrap) -> Estimate:
-    value = as_number(point)
-    if value is None or distribution is None or np.isnan(distribution).all():
-        return Estimate(value, None, None, None, int(n))
+def _spread(distribution: np.ndarray | None) -> float | None:
+    """The bootstrap standard error (``ddof=1``) of a distribution, NaN resamples left out."""
+    if distribution is None or np.isnan(distribution).all():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return as_number(np.round(np.nanstd(distribution, ddof=1), 12))  # no 1e-17 noise
+
+
+def _percentiles(distribution: np.ndarray, boot: Bootstrap) -> tuple[float | None, float | None]:
     tail = 100 * (1 - boot.confidence) / 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanpercentile(distribution, [tail, 100 - tail])
-        stderr = np.nanstd(distribution, ddof=1)
-    return Estimate(value, *(as_number(np.round(x, 12)) for x in (stderr, low, high)), int(n))  # no 1e-17 noise
+    return as_number(np.round(low, 12)), as_number(np.round(high, 12))
 
 
-def _point_and_counts(arrays: list[np.ndarray], statistic: _Statistic, slices: list[slice],
-                      table: Sequence[Metric]) -> tuple[np.ndarray, np.ndarray]:
-    point = statistic([a.sum(axis=-1) for a in arrays])  # (metrics, models)
-    summed = sum(a.sum(axis=(1, 3)) for a in arrays)  # (models, stats)
-    counts = np.stack([summed[:, s.start + m.n_stat] for m, s in zip(table, slices, strict=True)])
-    return point, counts
+def _summary(point: float, distribution: np.ndarray | None, n: int, metric: Metric, boot: Bootstrap) -> Estimate:
+    """A value with its standard error and interval: Wilson's for a rate, the percentiles otherwise."""
+    value, stderr = as_number(point), _spread(distribution)
+    if value is None or stderr is None or n < 2:
+        return Estimate(value, None, None, None, int(n))
+    if as_rate(metric.bounded, value):
+        low, high = rate_interval(value, stderr, n, boot.confidence)
+    else:
+        low, high = _percentiles(distribution, boot)
+    return Estimate(value, stderr, *(None if x is None else round(x, 12) for x in (low, high)), int(n))
+
+
+def _units(arrays: list[np.ndarray], slices: list[slice], table: Sequence[Metric]) -> np.ndarray:
+    """Independent units judged, ``(metrics, models)``: clusters where a member has something the metric
+    counts (its ``n_stat`` above 0); a problem's samples and translations are one unit."""
+    out = np.zeros((len(table), arrays[0].shape[0]), dtype=int)
+    for k, (metric, part) in enumerate(zip(table, slices, strict=True)):
+        for summed in arrays:  # (models, members, stats, clusters)
+            out[k] += (summed[:, :, part.start + metric.n_stat, :] > 0).any(axis=1).sum(axis=-1)
+    return out
+
+
+def _point(arrays: list[np.ndarray], statistic: _Statistic) -> np.ndarray:
+    return statistic([a.sum(axis=-1) for a in arrays])  # (metrics, models)
 
 
 def estimate(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], boot: Bootstrap,
              *, macro: bool = True) -> list[list[Estimate]]:
     """Per model, per metric: the value over its members (languages, or one pooled member) with its
-    standard error, percentile interval and n. ``groups[model][member]`` are rows."""
+    standard error, interval and n (independent units judged). ``groups[model][member]`` are rows."""
     if not any(rows for members in groups for rows in members):
         return [[Estimate(None, None, None, None, 0) for _ in table] for _ in groups]
     arrays, benchmark_of, slices = _layout(groups, table, macro)
     statistic = _Statistic(table, slices, benchmark_of)
-    point, counts = _point_and_counts(arrays, statistic, slices, table)
+    point, units = _point(arrays, statistic), _units(arrays, slices, table)
     distribution = _distribution(arrays, statistic, boot)
-    return [[_summary(point[k, m], None if distribution is None else distribution[k, m], counts[k, m], boot)
-             for k in range(len(table))] for m in range(len(groups))]
+    return [[_summary(point[k, m], None if distribution is None else distribution[k, m], units[k, m], metric, boot)
+             for k, metric in enumerate(table)] for m in range(len(groups))]
+
+
+def judged_by_both(arrays: list[np.ndarray], slices: list[slice], table: Sequence[Metric]) -> list[np.ndarray]:
+    """The statistics of two models with, per metric, only the (member, cluster) parts both were judged on:
+    a part one model has nothing to judge on (no line verdict for LCPR) is zeroed for both."""
+    out = []
+    for summed in arrays:  # (2, members, stats, clusters)
+        kept = summed.copy()
+        for metric, part in zip(table, slices, strict=True):
+            both = (summed[:, :, part.start + metric.n_stat, :] > 0).all(axis=0)  # (members, clusters)
+            kept[:, :, part, :] = np.where(both[None, :, None, :], summed[:, :, part, :], 0.0)
+        out.append(kept)
+    return out
+
+
+def _correlation(first: np.ndarray, second: np.ndarray) -> float:
+    """Pearson's correlation of two statistics over the resamples both have (0 without variance)."""
+    kept = ~(np.isnan(first) | np.isnan(second))
+    a, b = first[kept], second[kept]
+    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
+        return 0.0
+    return float(np.round(np.corrcoef(a, b)[0, 1], 12))
+
+
+def _paired_summary(point: np.ndarray, distribution: np.ndarray | None, n_both: int, metric: Metric,
+                    boot: Bootstrap) -> Estimate:
+    """``point[0] - point[1]`` with its interval: Newcombe's from the two Wilson intervals for a rate
+    (correlated as the paired resamples are), the percentiles of the paired differences otherwise."""
+    delta = as_number(point[0] - point[1])
+    if distribution is None or delta is None or n_both < 2:
+        return Estimate(delta, None, None, None, n_both)
+    differences = distribution[0] - distribution[1]
+    stderr = _spread(differences)
+    if stderr is None:
+        return Estimate(delta, None, None, None, n_both)
+    values = [float(point[0]), float(point[1])]
+    if not as_rate(metric.bounded, *values):
+        return Estimate(delta, stderr, *_percentiles(differences, boot), n_both)
+    limits = [wilson(v, effective_n(v, _spread(distribution[m]), n_both), boot.confidence)
+              for m, v in enumerate(values)]
+    low, high = newcombe(values[0], limits[0], values[1], limits[1],
+                         corrected_correlation(_correlation(distribution[0], distribution[1]), *values, n_both))
+    return Estimate(delta, stderr, round(low, 12), round(high, 12), n_both)
 
 
 def paired_difference(first: Sequence[Row], second: Sequence[Row], table: Sequence[Metric], boot: Bootstrap,
                       *, macro: bool = True, languages: Sequence[str] | None = None) -> tuple[list[Estimate], int]:
-    """``first`` minus ``second`` per metric, over the problems both answered, with a paired bootstrap
-    interval; and the number of those shared problems. ``n`` of each estimate is ``first``'s.
+    """``first`` minus ``second`` per metric over the problems both were judged on, with its interval; and
+    the number of independent units (problem clusters) both answered. ``n`` of each estimate is
+    ``n_both``: the units both models were judged on for that metric (fewer than both answered for a
+    metric undefined on some problems, such as LCPR without a judgeable line).
 
     With ``languages`` the statistic is a language group's: each language's value on its own rows, then
     their mean (a language none of the shared problems reaches is left out); a problem's translations
-    are drawn together, as in :func:`estimate`."""
+    are drawn together, as in :func:`estimate`, and are one unit."""
     shared = set(by_problem(first)) & set(by_problem(second))
     pair = [[row for row in rows if (row.get("benchmark"), row["lang"], row["id"]) in shared]
             for rows in (first, second)]
@@ -230,21 +309,10 @@ def paired_difference(first: Sequence[Row], second: Sequence[Row], table: Sequen
     members = [[[row for row in rows if row["lang"] == lang] for lang in present] for rows in pair] if present \
         else [[pair[0]], [pair[1]]]
     arrays, benchmark_of, slices = _layout(members, table, macro)
+    clusters = sum(a.shape[-1] for a in arrays)
+    arrays = judged_by_both(arrays, slices, table)
     statistic = _Statistic(table, slices, benchmark_of)
-    point, counts = _point_and_counts(arrays, statistic, slices, table)
-    difference = _Difference(statistic)
-    distribution = _distribution(arrays, difference, boot)
-    delta = point[:, 0] - point[:, 1]
-    return [_summary(delta[k], None if distribution is None else distribution[k], counts[k, 0], boot)
-            for k in range(len(table))], len(shared)
-
-
-class _Difference:
-    """The first model's statistic minus the second's, on the same resample."""
-
-    def __init__(self, statistic: _Statistic) -> None:
-        self.statistic = statistic
-
-    def __call__(self, totals: list[np.ndarray]) -> np.ndarray:
-        values = self.statistic(totals)
-        return values[:, 0] - values[:, 1]
+    point, units = _point(arrays, statistic), _units(arrays, slices, table)
+    distribution = _distribution(arrays, statistic, boot)
+    return [_paired_summary(point[k], None if distribution is None else distribution[k], int(units[k, 0]), metric,
+                            boot) for k, metric in enumerate(table)], clusters

@@ -20,7 +20,9 @@ error: a bootstrap resample of problems is a re-weighting of those sums, compute
 thousand resamples at once with numpy. Means over rows are ratios of two sums; pass@k and
 avg@k are means over problems of a per-problem number; LCPR is a function of four sums.
 ``n_stat`` names the statistic that counts what the value averages (rows with a verdict,
-traces passing the line level, problems), reported as ``<metric>_n``.
+traces passing the line level, problems); ``<metric>_n`` is the number of independent units
+where it is above 0: the problems (a problem's samples and translations one cluster) the
+metric judged.
 
 >>> correct = RowField("correct", lambda sample: sample.verdict["correct"])
 >>> acc = row_mean("accuracy", correct, lambda row: bool(row["correct"]))
@@ -63,6 +65,9 @@ class Metric:
     parts where the value is ``None`` (not applicable there); when False such a mean is
     ``None`` (the value is missing). ``label`` names the output from the rows when the name
     depends on them (avg@k); ``pattern`` (a regular expression) recognises those names.
+    ``bounded``: every value lies in [0, 1] (a rate, a share), so its interval is Wilson's score
+    interval and a difference's Newcombe's (``components.metrics.intervals``); an unbounded one
+    (a count, TTC, which is not capped at 1) keeps the bootstrap's percentiles.
     ``column``: a column of the per-language table; ``compared``:
     a column of the model comparison. ``kind``: the benchmarks it is computed on
     (``math``: answers checked by a verifier; ``qa``: short answers of open-domain QA).
@@ -81,6 +86,7 @@ class Metric:
     label: Callable[[Sequence[Row]], str] | None = None
     pattern: str | None = None
     kind: str = "math"
+    bounded: bool = True
 
     @property
     def row_fields(self) -> tuple[str, ...]:

@@ -190,9 +190,10 @@ METRICS: dict[str, Metric | PerK | PerRule] = {
     "slc_and_acc": row_mean("slc_and_acc", SLC_AND_ACC, lambda row: bool(row.get("slc_and_acc")), column=True,
                             compared=True),
     "language_consistency": row_mean("language_consistency", LANG_DETECTED, _consistent),
-    "ttc": row_mean("ttc", TTC, lambda row: row.get("ttc"), column=True, compared=True, higher_is_better=False),
+    "ttc": row_mean("ttc", TTC, lambda row: row.get("ttc"), column=True, compared=True, higher_is_better=False,
+                   bounded=False),
     "ttc_chars": row_mean("ttc_chars", TTC_CHARS, lambda row: row.get("ttc_chars"), column=True,
-                          higher_is_better=False),
+                          higher_is_better=False, bounded=False),
     "fallback_share": row_mean("fallback_share", FALLBACK, lambda row: row.get("fallback"), higher_is_better=False),
     "lcpr_beside": PerRule(lcpr_metrics),
     "fem": QA_METRICS["fem"],  # open-domain QA (kind qa): components.metrics.qa

@@ -52,6 +52,9 @@ def test_an_evaluation_twin_held_against_adamames_table(tiny_model_dir, shared_d
         assert entry["difference"] == pytest.approx(entry["measured"] - entry["paper"] / 100)
         if entry["stderr"] is not None:
             assert entry["ci_low"] <= entry["measured"] <= entry["ci_high"]
+            # the paper's own error (its 250 problems per language) widens the difference's interval
+            assert entry["paper_n"] == 250 and entry["difference_low"] <= entry["difference"] <= entry["difference_high"]
+            assert entry["consistent_with_paper"] is (entry["difference_low"] <= 0 <= entry["difference_high"])
     reasons = {e["reason"] for e in entries if e["status"] == "missing"}
     assert 'another setting: this row is measured with evaluation.prompt={style: plain}' in reasons  # Vanilla rows
     assert any(r.startswith("not logged: the run reports no pass_at_4") for r in reasons)  # the twin has pass@2

@@ -65,8 +65,9 @@ def test_one_entry_reaches_scores_aggregates_reports_mlflow_and_the_comparison(t
     assert row[answer_chars] == len(json.loads(EXAMPLE.read_text().splitlines()[0])["completion"].rpartition(
         "</think>")[2])
     fr = result["aggregate"]["fr"]
-    assert fr[answer_chars] == pytest.approx(expected_chars(EXAMPLE, "fr")) and fr[f"{answer_chars}_n"] == 3
-    assert fr[f"{answer_chars}_stderr"] is not None and result["groups"]["in_domain"][f"{answer_chars}_n"] == 6
+    assert fr[answer_chars] == pytest.approx(expected_chars(EXAMPLE, "fr")) and fr[f"{answer_chars}_n"] == 2
+    # n counts problems (fr: 3 samples of 2; in_domain: the same 2 problems in fr and ja)
+    assert fr[f"{answer_chars}_stderr"] is not None and result["groups"]["in_domain"][f"{answer_chars}_n"] == 2
 
     logged = tracking.client(uri).get_run(run.run_id).data.metrics
     for cell in ("fr", "overall", "in_domain"):

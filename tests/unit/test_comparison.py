@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+from scipy.stats import binomtest
 
 from components.comparison import (
     MIN_SHARED,
@@ -36,7 +38,8 @@ def test_without_scored_rows_deltas_are_plain_differences_and_every_file_is_writ
     assert [(r["lang"], r["model"]) for r in rows] == [("fr", "base"), ("fr", "grpo"), ("ja", "base"), ("ja", "grpo")]
     assert json.loads((tmp_path / "out" / "comparison.json").read_text()) == rows
     text = (tmp_path / "out" / "comparison.txt").read_text().splitlines()
-    assert "0.750 ±0.200 (n 4)  Δ +0.500" in text[text.index("accuracy") + 2]
+    # Wilson's interval at n_eff = 0.75 * 0.25 / 0.2^2 = 4.69: centre 0.637, half-width 0.312 (by hand)
+    assert "0.750 [0.326, 0.949] (n 4)  Δ +0.500" in text[text.index("accuracy") + 2]
     assert (tmp_path / "out" / "mgsm_accuracy_vs_lcpr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     metrics = comparison_metrics(rows)
     assert metrics["evaluation/grpo/mgsm/fr/accuracy_delta"] == 0.5 and "evaluation/base/mgsm/ja/lcpr" not in metrics
@@ -48,26 +51,41 @@ def scored(correct: list[bool], lang: str = "fr") -> list[dict]:
              "slc_and_acc": c, "ttc": 0.1} for i, c in enumerate(correct)]
 
 
-@pytest.mark.parametrize("base,grpo,delta,low,high,significant", [
-    # 8 problems, grpo right on 7 more than base: d = seven 1s and a 0; the resampled count of the 0
-    # ~ Binomial(8, 1/8): P(0) = .344, P(<=3) = .989 -> interval [5/8, 1]
-    ([False] * 8, [True] * 7 + [False], 0.875, 0.625, 1.0, True),
-    # d = (1, 1, 0, 0): interval [0, 1], includes 0
-    ([False, False, True, False], [True, True, True, False], 0.5, 0.0, 1.0, False),
-    # four of four problems improve: the interval collapses to [1, 1], but 4 problems cannot carry a test
-    ([False] * 4, [True] * 4, 1.0, 1.0, 1.0, False),
+def scipy_wilson(successes: int, n: int) -> tuple[float, float]:
+    found = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return found.low, found.high
+
+
+def newcombe_by_hand(a: int, b: int, n: int, r: float = 0.0) -> tuple[float, float]:
+    """Newcombe's square-and-add interval of a/n - b/n from scipy's Wilson limits, correlation r (his paired
+    method's continuity-corrected phi; 0 when a model has no variance)."""
+    (l1, u1), (l2, u2), p1, p2 = scipy_wilson(a, n), scipy_wilson(b, n), a / n, b / n
+    return (p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * r * (p1 - l1) * (u2 - p2)),
+            p1 - p2 + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2 - 2 * r * (u1 - p1) * (p2 - l2)))
+
+
+@pytest.mark.parametrize("base,grpo,delta,interval,significant", [
+    # 8 problems, grpo right on 7, base on none (no variance: r = 0): 7/8 - 0/8 with Newcombe's interval
+    ([False] * 8, [True] * 7 + [False], 0.875, newcombe_by_hand(7, 0, 8), True),
+    # d = (1, 1, 0, 0): 3/4 - 1/4; the 2x2 table (1 both, 2 grpo only, 0 base only, 1 neither) has
+    # AD - BC = 1 < N/2, so Newcombe's corrected phi is 0; the interval includes 0
+    ([False, False, True, False], [True, True, True, False], 0.5, newcombe_by_hand(3, 1, 4), False),
+    # four of four problems improve: [0.307, 1] excludes 0 (the bootstrap's [1, 1] said nothing), but 4 units
+    # cannot carry a sign-flip test at 5% (2 / 2^4 = 0.125): no mark
+    ([False] * 4, [True] * 4, 1.0, newcombe_by_hand(4, 0, 4), False),
 ])
-def test_paired_intervals_over_the_shared_problems(base, grpo, delta, low, high, significant):
+def test_paired_intervals_over_the_shared_problems(base, grpo, delta, interval, significant):
     tables = {"base": {"mgsm": [{"lang": "fr"}, {"lang": "overall"}]},
               "grpo": {"mgsm": [{"lang": "fr"}, {"lang": "overall"}]}}
     others = scored([True, False], lang="ja")   # in overall only, answered alike by both
     rows = comparison_rows(tables, "base", metrics=["accuracy"],
                            scored={"base": {"mgsm": scored(base) + others}, "grpo": {"mgsm": scored(grpo) + others}})
     fr = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "fr"))
-    assert (fr["accuracy_delta"], fr["accuracy_delta_low"], fr["accuracy_delta_high"]) == (delta, low, high)
-    assert fr["accuracy_delta_significant"] is significant and fr["n_shared"] == len(base)
+    assert fr["accuracy_delta"] == delta
+    assert (fr["accuracy_delta_low"], fr["accuracy_delta_high"]) == pytest.approx(interval, abs=0.02)
+    assert fr["accuracy_delta_significant"] is significant and fr["n_shared"] == fr["accuracy_n_both"] == len(base)
     overall = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "overall"))
-    assert overall["n_shared"] == len(base) + 2
+    assert overall["n_shared"] == len(base)   # ja's problems 0 and 1 are translations of fr's: one unit each
     assert overall["accuracy_delta"] == pytest.approx(delta * len(base) / (len(base) + 2))
     assert len(base) >= MIN_SHARED or not fr["accuracy_delta_significant"]
 
@@ -115,8 +133,10 @@ def test_the_headline_and_a_beside_rule_get_paired_intervals_too():
 
     scored = {"base": {"msvamp": rows([False] * 8, [False] * 8)}, "sft": {"msvamp": rows([True] * 8, [True] * 8)}}
     (_, sft) = comparison_rows(tables, "base", scored=scored)
-    assert (sft["pass_at_2_delta"], sft["pass_at_2_delta_low"], sft["pass_at_2_delta_significant"]) == (1.0, 1.0, True)
+    assert (sft["pass_at_2_delta"], sft["pass_at_2_delta_significant"]) == (1.0, True)
+    assert sft["pass_at_2_delta_low"] == pytest.approx(newcombe_by_hand(8, 0, 8)[0], abs=1e-9)   # 0.541, not 1
     assert (sft["lcpr_adamame_delta"], sft["lcpr_adamame_delta_high"]) == (1.0, 1.0) and sft["n_shared"] == 8
+    assert sft["pass_at_2_n_both"] == 8   # 8 problems of two samples: 8 units
 
 
 def test_a_language_group_is_paired_as_the_mean_of_its_languages():
@@ -128,10 +148,10 @@ def test_a_language_group_is_paired_as_the_mean_of_its_languages():
                            in_domain=["fr", "ja"])
     group = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "in_domain"))
     assert group["accuracy_delta"] == pytest.approx((0.875 + 1.0) / 2)  # the mean of languages, not 11/12 pooled
-    assert group["n_shared"] == 12 and group["accuracy_delta_significant"] is True
-    assert 0.5 < group["accuracy_delta_low"] and group["accuracy_delta_high"] == 1.0
+    assert group["n_shared"] == 8 and group["accuracy_delta_significant"] is True   # ja's 4 are fr's 0-3
+    assert 0.5 < group["accuracy_delta_low"] and 0.9375 < group["accuracy_delta_high"] <= 1.0
     everything = next(r for r in rows if (r["model"], r["lang"]) == ("grpo", "all"))
-    assert everything["accuracy_delta"] == pytest.approx((0.0 + 0.875 + 1.0) / 3) and everything["n_shared"] == 14
+    assert everything["accuracy_delta"] == pytest.approx((0.0 + 0.875 + 1.0) / 3) and everything["n_shared"] == 8
 
 
 def test_previous_takes_each_model_against_the_one_before_it(tmp_path):
@@ -165,3 +185,23 @@ def test_the_text_table_lists_languages_before_groups_with_columns_as_wide_as_th
     assert [line.split()[1] for line in block[1:]] == ["en", "th", "in_domain", "overall"]
     assert len({line.index("0.500") for line in block[1:]}) == 1  # the base column starts at one place in every row
     assert block[0].index("base") == block[1].index("0.500")
+
+
+def test_a_delta_over_problems_judged_for_one_model_only_is_taken_over_those_both_were_judged_on():
+    # SFT answers all 16 problems but has a judgeable line on 4 (all passing the line and word levels: LCPR 1);
+    # the base model is judged on all 16, failing the line level on those 4 (its LCPR there 0, overall 0.75).
+    # The delta is over the 4 both were judged on: 1 - 0, n_both 4, Newcombe's [0.307, 1] from Wilson's
+    # 4/4 [0.510, 1] and 0/4 [0, 0.490]; it excludes 0 but 4 units cannot carry the mark
+    def rows(lines):
+        return [{"lang": "fr", "id": str(i), "benchmark": "mgsm", "correct": False, "line_pass": line,
+                 "word_pass": True if line else None} for i, line in enumerate(lines)]
+
+    scored_rows = {"base": {"mgsm": rows([False] * 4 + [True] * 12)}, "sft": {"mgsm": rows([True] * 4 + [None] * 12)}}
+    tables = {model: {"mgsm": [{"lang": "fr"}]} for model in scored_rows}
+    (_, sft) = comparison_rows(tables, "base", metrics=["lcpr"], scored=scored_rows)
+    assert (sft["lcpr_delta"], sft["lcpr_n_both"], sft["n_shared"]) == (1.0, 4, 16)
+    assert (sft["lcpr_delta_low"], sft["lcpr_delta_high"]) == pytest.approx(newcombe_by_hand(4, 0, 4), abs=1e-9)
+    assert round(sft["lcpr_delta_low"], 3) == 0.307 and sft["lcpr_delta_significant"] is False
+    sft.update(lcpr=1.0, lcpr_stderr=0.0, lcpr_n=4)
+    assert format_table([sft], "base", ["lcpr"]).splitlines()[-1].endswith(
+        "1.000 [0.510, 1.000] (n 4)  Δ +1.000 [+0.307, +1.000] (n_both 4)")   # no * after the interval

@@ -26,6 +26,10 @@ def test_metrics_per_language_and_overall():
     assert metrics["validation/lcpr/ja"] == 1.0
     assert metrics["validation/response_length/fr"] == 20.0 and metrics["validation/response_length/overall"] == 20.0
     assert metrics["validation/accuracy/overall"] == pytest.approx(2 / 3)
+    # fr: two problems, one right; the ideal bootstrap's mean is 0, 1/2 or 1 w.p. 1/4, 1/2, 1/4: sd sqrt(1/8)
+    assert metrics["validation/accuracy_n/fr"] == 2
+    assert metrics["validation/accuracy_stderr/fr"] == pytest.approx((1 / 8) ** 0.5, abs=0.03)
+    assert "validation/accuracy_stderr/ja" not in metrics  # one problem: no standard error
 
 
 class Model:

@@ -116,7 +116,8 @@ def test_group_means_are_macro_over_languages():
     groups = group_means(rows)
     assert groups["all"]["accuracy"] == pytest.approx(0.5) and groups["all"]["n_languages"] == 3
     assert groups["all"]["lpr"] == pytest.approx(1.0)             # a language without a value is left out
-    assert groups["all"]["accuracy_n"] == 5 and groups["all"]["lpr_n"] == 4
+    # n counts independent units: problems a and b, whatever the languages and rows (5 rows, 4 with a line)
+    assert groups["all"]["accuracy_n"] == 2 and groups["all"]["lpr_n"] == 2
     assert groups["in_domain"]["accuracy"] == pytest.approx(0.75)
     assert groups["out_of_domain"]["accuracy"] == 0.0 and groups["out_of_domain"]["lpr"] is None
     assert groups["out_of_domain"]["languages"] == ["en"] and groups["out_of_domain"]["accuracy_stderr"] is None

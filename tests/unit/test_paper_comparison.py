@@ -63,7 +63,10 @@ def test_a_cpu_twins_recipe_measures_the_shipped_rows_and_lists_the_rest():
     by = {(e["table"], e["row"], e["benchmark"], e["metric"]): e for e in entries}
     full = by[("Main results", "LcRL", "mkqa", "fem")]
     assert (full["status"], full["measured"], full["n"], full["difference"]) == ("measured", 0.25, 24, -0.162)
-    assert full["paper_in_ci"] is False and full["ci_high"] == pytest.approx(0.25 + 1.959964 * 0.05)
+    # the table gives no n for MKQA: the paper's error is left out, the difference's interval is the measured one's
+    assert full["paper_n"] is None and full["consistent_with_paper"] is False
+    assert (full["difference_low"], full["difference_high"]) == pytest.approx(
+        (full["ci_low"] - 0.412, full["ci_high"] - 0.412), abs=1e-9)
     assert by[("Main results", "LcRL", "mkqa", "c3recall")]["reason"] == (
         "not logged: the run reports no c3recall there (evaluation/mkqa/all/c3recall)")
     assert by[("Main results", "LcRL", "xor_tydi", "fem")]["reason"] == "not evaluated: the run has no benchmark xor_tydi"
@@ -97,7 +100,8 @@ def test_an_evaluation_twin_against_adamames_table():
     entries = entries_of([Measurement("evaluation", "base", "r", params, metrics)], "qwen3-4b-adamame-evaluation")
     by = {(e["table"], e["row"], e["benchmark"], e["metric"], e["language"]): e for e in entries}
     prompt = by[("Table 2", "Prompt", "mgsm_rev2", "lcpr", "all")]
-    assert (prompt["status"], prompt["ci_low"], prompt["paper_in_ci"]) == ("measured", 0.0, True)  # clipped at 0
+    assert (prompt["status"], prompt["paper_n"], prompt["consistent_with_paper"]) == ("measured", 250, True)
+    assert 0.0 <= prompt["ci_low"] < 0.4 < prompt["ci_high"] <= 1.0  # Wilson's interval stays inside [0, 1]
     assert by[("Table 2", "Vanilla", "mgsm_rev2", "lcpr", "all")]["reason"].startswith("another setting")
     assert by[("Table 2", "Prompt", "mgsm_rev2", "pass_at_4", "all")]["reason"].startswith("not logged")
     assert by[("Table 16", "Prompt", "mgsm_rev2", "pass_at_4", "fr")]["status"] == "missing"
@@ -109,7 +113,8 @@ def test_the_text_table_is_on_the_papers_scale():
     text = format_paper_table(paper_entries([row], [run]), "LcRL")
     line = text.splitlines()[-1]
     assert line.split()[:7] == ["Main", "results", "LcRL", "grpo", "mkqa", "all", "fem"]
-    assert line.endswith("41.2    25.0 ±5.0 (n 24)  [15.2, 34.8]  Δ -16.2  !")
+    # Wilson's at n_eff = 0.25 * 0.75 / 0.05^2 = 75, by hand: [0.1658, 0.3585]; no paper n: its error left out (~)
+    assert line.endswith("41.2    25.0 ±5.0 (n 24)  [16.6, 35.9]  Δ -16.2 [-24.6, -5.3]  !  ~")
     assert "1 of 1 values measured" in text
 
 
@@ -136,3 +141,52 @@ def test_a_recipe_finds_its_profiles_table_by_name(tmp_path):
     own.parent.mkdir(parents=True)
     own.write_text("rows: []\nscale: 100\n", encoding="utf-8")
     assert find_table("cpu-lcrl", tmp_path) == own  # the project's tables come first
+
+
+def reproduction(measured: float, stderr: float, n: int, paper: float, paper_n: int | None) -> dict:
+    row = PaperRow("T", "R", "M", "evaluation", "mgsm_rev2", "accuracy", "fr", paper * 100, 100.0, problems=paper_n)
+    run = Measurement("evaluation", "e", "r", {}, {row.key: measured, row.key + "_stderr": stderr, row.key + "_n": n})
+    return paper_entries([row], [run])[0]
+
+
+def test_an_exact_reproduction_at_the_boundary_is_consistent():
+    # 8 of 8 right in the paper and in the run: the old test (paper inside measured ± 1.96 * 0) said "inside" only
+    # by the accident of equality; 7 of 8 against a printed 100% was "outside" although Wilson's [0.53, 0.98] and
+    # the paper's own [0.68, 1] overlap widely
+    assert reproduction(1.0, 0.0, 8, 1.0, 8)["consistent_with_paper"] is True
+    near = reproduction(7 / 8, (7 / 8 * 1 / 8 / 8) ** 0.5, 8, 1.0, 8)
+    assert near["consistent_with_paper"] is True and near["difference_low"] < 0 < near["difference_high"]
+
+
+def simulated_consistency(true_rates, n: int, trials: int, samples: int = 1, seed: int = 0) -> tuple[float, float]:
+    """Exact reproductions: the paper and the run each draw n problems of the benchmark's population and
+    ``samples`` answers per problem; with one sample a problem is right with the true rate p, with several
+    each problem has its own rate (Beta with mean p, so a problem's samples are correlated, as real ones are)
+    and the value is avg@k. The run's standard error is the one its cluster bootstrap estimates, the standard
+    deviation of the per-problem means over sqrt(n). Returns the share reported consistent, and the share the
+    measured-only test (the paper inside measured ± 1.96 se) accepts."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def run(p: float) -> tuple[float, float]:
+        rates = np.full(n, p) if samples == 1 else rng.beta(2 * p / (1 - p), 2, n)   # mean p, concentration 2/(1-p)
+        means = rng.binomial(samples, rates) / samples
+        return float(means.mean()), float(means.std() / np.sqrt(n))
+
+    consistent = inside = total = 0
+    for p in true_rates:
+        for _ in range(trials):
+            (paper, _), (m, stderr) = run(p), run(p)
+            consistent += reproduction(m, stderr, n, paper, n)["consistent_with_paper"]
+            inside += abs(m - paper) <= 1.959964 * stderr
+            total += 1
+    return consistent / total, inside / total
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+def test_exact_reproductions_at_the_papers_n_are_reported_consistent_95_percent_of_the_time(samples):
+    # AdaMame's MGSM-Rev2: 250 problems per language, one sample or four (avg@4); rates up to near the boundary
+    rate, measured_only = simulated_consistency((0.3, 0.6, 0.85, 0.97), n=250, trials=1000, samples=samples)
+    assert 0.935 <= rate <= 0.975          # 4,000 reproductions: 0.95's binomial 99.9% band is about ±0.011
+    assert measured_only < 0.88            # the test this replaces rejects about one exact reproduction in six

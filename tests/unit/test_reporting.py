@@ -41,7 +41,7 @@ def test_write_report_renders_every_file_and_reads_back(tmp_path):
     assert set(written.language_table[0]) == {"lang", "headline", "n_rows",
                                               *(f"{m}{tail}" for m in columns() for tail in ("", "_stderr", "_n"))}
     en = next(row for row in written.language_table if row["lang"] == "en")
-    assert en["accuracy_n"] == 3 and en["accuracy_stderr"] is not None   # three English samples of two problems
+    assert en["accuracy_n"] == 2 and en["n_rows"] == 3 and en["accuracy_stderr"] is not None   # 3 samples, 2 problems
 
     # the groups are the scores' groups, built with in_domain = fr, ja
     per_lang = result["aggregate"]

@@ -28,9 +28,9 @@ def test_an_evaluation_run_becomes_one_row_per_metric_with_a_column_per_language
 def test_a_recipe_run_folds_each_delta_interval_and_mark_into_its_cell():
     metrics = {"evaluation/sft/mgsm/fr/accuracy_delta": 0.25, "evaluation/sft/mgsm/fr/accuracy_delta_low": 0.125,
                "evaluation/sft/mgsm/fr/accuracy_delta_high": 0.5, "evaluation/sft/mgsm/fr/accuracy_delta_significant": 1.0,
-               "evaluation/sft/mgsm/fr/n_shared": 8}
+               "evaluation/sft/mgsm/fr/accuracy_n_both": 6, "evaluation/sft/mgsm/fr/n_shared": 8}
     assert language_table(metrics) == [
-        {"metric": "evaluation/sft/mgsm/accuracy_delta", "value": "", "fr": "0.25 [0.125, 0.5]*"},
+        {"metric": "evaluation/sft/mgsm/accuracy_delta", "value": "", "fr": "0.25 [0.125, 0.5]* (n_both 6)"},
         {"metric": "evaluation/sft/mgsm/n_shared", "value": "", "fr": "8"},
     ]
 
@@ -55,7 +55,7 @@ ROWS = [
      "lcpr": None, "lcpr_stderr": None, "lcpr_n": None},
     {"benchmark": "mgsm", "lang": "fr", "model": "grpo", "accuracy": 0.5, "accuracy_stderr": 0.25, "accuracy_n": 8,
      "lcpr": None, "lcpr_stderr": None, "lcpr_n": None, "accuracy_delta": 0.25, "accuracy_delta_low": 0.0,
-     "accuracy_delta_high": 0.5, "accuracy_delta_significant": False, "n_shared": 8},
+     "accuracy_delta_high": 0.5, "accuracy_delta_significant": False, "accuracy_n_both": 8, "n_shared": 8},
 ]
 
 
@@ -64,7 +64,9 @@ def test_the_recipe_summary_shows_each_model_with_its_error_and_each_delta_with_
                           {"uri": "models:/demo/2", "alias": "candidate", "reused": False, "merged": None})
     assert "MLflow run: [abc](http://mlflow/#/experiments/1/runs/abc)" in text
     assert "| benchmark | lang | base | grpo |" in text
-    assert "| mgsm | fr | 0.250 ±0.125 (n 8) | 0.500 ±0.250 (n 8) Δ +0.250 [+0.000, +0.500] (8 shared) |" in text
+    # Wilson's intervals at n_eff = p(1-p)/se^2: 3 of 12 and 2 of 4 (scipy: [0.089, 0.532], [0.150, 0.850])
+    assert "| mgsm | fr | 0.250 [0.089, 0.532] (n 8) | 0.500 [0.150, 0.850] (n 8) Δ +0.250 [+0.000, +0.500] " \
+           "(n_both 8) |" in text
     assert "**lcpr**" not in text  # measured by no model: no table
     assert text.endswith("## Registered\n\n`models:/demo/2` (alias `candidate`)\n")
     chained = recipe_summary("demo-recipe", "sqlite:///x (run abc)", ROWS, "previous", None)
