@@ -10,9 +10,9 @@ training means to change; the headline is that part of the table:
   the benchmark evaluates) when the comparison has it, else ``all``, else ``overall``; without any, each language;
 * two metrics: the benchmark kind's language metric (``LANGUAGE_METRIC``: LCPR for math,
   CLR for QA), then the accuracy the comparison leads with (its rows' ``headline``);
-* each model with its value, standard error and n, and each delta with the model it is
-  minus (``reference``), its paired 95% interval, the mark and the shared problems, as the
-  table writes them (``value_text``, ``delta_text``).
+* each model with its value, interval and n, and each delta with the model it is
+  minus (``reference``), its paired 95% interval, the mark and the problems judged for both, as
+  the table writes them (``value_text``, ``delta_text``).
 
 Written by hand: no library renders this selection; the cells are the table's own texts.
 
@@ -20,12 +20,13 @@ Written by hand: no library renders this selection; the cells are the table's ow
 ...          "lcpr_stderr": 0.1, "lcpr_n": 8, "accuracy": 0.25},
 ...         {"benchmark": "mgsm", "lang": "in_domain", "model": "grpo", "headline": "accuracy", "lcpr": 0.75,
 ...          "lcpr_n": 8, "reference": "base", "lcpr_delta": 0.25, "lcpr_delta_low": 0.1, "lcpr_delta_high": 0.4,
-...          "lcpr_delta_significant": True, "n_shared": 8, "accuracy": 0.25, "accuracy_delta": 0.0}]
+...          "lcpr_delta_significant": True, "lcpr_n_both": 8, "accuracy": 0.25, "accuracy_delta": 0.0,
+...          "accuracy_n_both": 8}]
 >>> print("\\n".join(headline_lines(rows, ["fr", "ja"])[1:]))
-lcpr      base  0.500 ±0.100 (n 8)
-          grpo  0.750 (n 8)         grpo - base  Δ +0.250 [+0.100, +0.400]* (8 shared)
+lcpr      base  0.500 [0.318, 0.682] (n 8)
+          grpo  0.750 (n 8)                 grpo - base  Δ +0.250 [+0.100, +0.400]* (n_both 8)
 accuracy  base  0.250
-          grpo  0.250               grpo - base  Δ +0.000 (8 shared)
+          grpo  0.250                       grpo - base  Δ +0.000 (n_both 8)
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.comparison import aligned, delta_text, value_text
+from components.comparison import MIN_SHARED, aligned, delta_text, value_text
 from components.metrics.table import LANGUAGE_METRIC, kind_of
 
 GROUPS = ("in_domain", "all", "overall")  # the group a headline is about, in order of preference
-LEGEND = "value ±1 standard error (n); Δ with its paired 95% bootstrap interval; * = it excludes 0"
+LEGEND = ("value [95% interval] (n problems); Δ [paired 95% interval] (n_both: problems judged for both);\n"
+          f"* = the interval excludes 0 on {MIN_SHARED}+ problems; the methods: the full table's legend")
 
 
 def headline_groups(rows: Sequence[Mapping[str, Any]], benchmark: str) -> list[str]:

@@ -4,13 +4,14 @@ with its interval), where the full table is, and every line within 100 columns."
 from __future__ import annotations
 
 from cli.terminal import recipe_text, where_lines
-from components.comparison import format_table
+from components.comparison import format_table, value_text
 from components.comparison_headline import headline_groups, headline_lines, headline_metrics
 
 MODELS = ("base", "sft", "grpo")
 # the LCPR of the demo's measured in-domain row (value, stderr, n; delta, low, high) as the README reports it
-LCPR = {"base": (0.787, 0.046, 46, None), "sft": (0.056, 0.046, 21, (-0.731, -0.848, -0.585)),
-        "grpo": (0.943, 0.029, 48, (0.888, 0.784, 0.978))}
+# (n: the 16 problems, a problem's three translations one unit; n_both: problems judged for both models)
+LCPR = {"base": (0.787, 0.046, 16, None), "sft": (0.056, 0.046, 11, (-0.731, -0.848, -0.585, 11)),
+        "grpo": (0.943, 0.029, 16, (0.888, 0.784, 0.978, 11))}
 
 
 def demo_rows() -> list[dict]:
@@ -22,7 +23,8 @@ def demo_rows() -> list[dict]:
             for metric in ("accuracy", "lcpr", "slc_and_acc", "ttc"):
                 row.update({metric: 0.0, f"{metric}_stderr": 0.0, f"{metric}_n": 16})
                 if index:
-                    row.update({f"{metric}_delta": 0.0, f"{metric}_delta_low": 0.0, f"{metric}_delta_high": 0.0})
+                    row.update({f"{metric}_delta": 0.0, f"{metric}_delta_low": 0.0, f"{metric}_delta_high": 0.0,
+                                f"{metric}_n_both": 16})
             if index:
                 row.update(reference=MODELS[index - 1], n_shared=48 if lang == "in_domain" else 16)
             if lang == "in_domain":
@@ -30,7 +32,7 @@ def demo_rows() -> list[dict]:
                 row.update(lcpr=value, lcpr_stderr=stderr, lcpr_n=n)
                 if delta:
                     row.update(lcpr_delta=delta[0], lcpr_delta_low=delta[1], lcpr_delta_high=delta[2],
-                               lcpr_delta_significant=True)
+                               lcpr_n_both=delta[3], lcpr_delta_significant=True)
             rows.append(row)
     return rows
 
@@ -49,10 +51,13 @@ def test_the_headline_is_the_in_domain_lcpr_and_accuracy_of_every_model_with_eac
     lines = headline_lines(rows, ["fr", "pt", "ja", "ko", "th"])
     assert lines[0] == "mgsm, in-domain (fr, ja, th):"  # the in-domain languages the benchmark evaluates
     assert [line.split()[:2] for line in lines[1:4]] == [["lcpr", "base"], ["sft", "0.056"], ["grpo", "0.943"]]
-    assert lines[3].split("  ", 1)[1].split() == ["grpo", "0.943", "±0.029", "(n", "48)", "grpo", "-", "sft", "Δ",
-                                                   "+0.888", "[+0.784,", "+0.978]*", "(48", "shared)"]
-    assert lines[2].endswith("sft   0.056 ±0.046 (n 21)  sft - base  Δ -0.731 [-0.848, -0.585]* (48 shared)")
-    assert lines[4].startswith("accuracy  base  0.000 ±0.000 (n 16)") and len(lines) == 7
+    in_domain = {row["model"]: row for row in rows if row["lang"] == "in_domain"}
+    grpo, sft = (value_text(in_domain[model], "lcpr") for model in ("grpo", "sft"))  # the table's own cells
+    assert lines[3].split() == ["grpo", *grpo.split(), "grpo", "-", "sft", "Δ", "+0.888", "[+0.784,", "+0.978]*",
+                                "(n_both", "11)"]
+    assert lines[2].endswith(f"sft   {sft}  sft - base  Δ -0.731 [-0.848, -0.585]* (n_both 11)")
+    accuracy = value_text(in_domain["base"], "accuracy")
+    assert lines[4].startswith(f"accuracy  base  {accuracy}") and len(lines) == 7
 
 
 def test_the_recipe_result_fits_100_columns_and_says_where_the_full_table_is():
@@ -62,7 +67,7 @@ def test_the_recipe_result_fits_100_columns_and_says_where_the_full_table_is():
     assert max(len(line) for line in text.splitlines()) <= 100, text
     assert "polyreason compare 0123456789abcdef0123456789abcdef" in text and "--json" in text
     assert "comparison/comparison.txt" in text and "registered: models:/cpu-demo/1 (alias candidate)" in text
-    assert "grpo - sft  Δ +0.888 [+0.784, +0.978]* (48 shared)" in text
+    assert "grpo - sft  Δ +0.888 [+0.784, +0.978]* (n_both 11)" in text
     assert len(text.splitlines()) <= 20
 
 

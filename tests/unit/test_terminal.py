@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from components.comparison import value_text
 from cli.terminal import ProgressHandler, recipe_text, summary_text, verify_text, where_lines
 from components.progress import LOGGER, MarkedLines, marked, report
 from components.quiet import quiet_libraries
@@ -132,7 +133,7 @@ ROWS = [{"benchmark": "mgsm", "lang": "en", "model": "base", "headline": "accura
          "accuracy_stderr": 0.217, "accuracy_n": 4},
         {"benchmark": "mgsm", "lang": "en", "model": "sft", "headline": "accuracy", "accuracy": 0.5,
          "accuracy_stderr": 0.25, "accuracy_n": 4, "reference": "base", "accuracy_delta": 0.25,
-         "accuracy_delta_low": 0.0, "accuracy_delta_high": 0.75, "n_shared": 4}]
+         "accuracy_delta_low": 0.0, "accuracy_delta_high": 0.75, "n_shared": 4, "accuracy_n_both": 4}]
 
 
 def test_the_recipe_ends_with_its_headline_the_registered_model_and_where_its_runs_are():
@@ -140,9 +141,12 @@ def test_the_recipe_ends_with_its_headline_the_registered_model_and_where_its_ru
                "run_url": "http://127.0.0.1:5000/#/experiments/1/runs/abc",
                "registered": {"uri": "models:/cpu-demo/3", "alias": "candidate"}, "evaluations": []}
     text = recipe_text(summary, "http://127.0.0.1:4200/runs/flow-run/f-1")
-    assert text.splitlines()[2:6] == [  # one language, no group: the headline is about it (LCPR unmeasured)
-        "mgsm, en:", "lcpr      base  -", "          sft   -", "accuracy  base  0.250 ±0.217 (n 4)"]
-    assert "sft   0.500 ±0.250 (n 4)  sft - base  Δ +0.250 [+0.000, +0.750] (4 shared)" in text
+    lines = text.splitlines()
+    start = lines.index("mgsm, en:")  # after the two-line legend
+    assert lines[start:start + 4] == [  # one language, no group: the headline is about it (LCPR unmeasured)
+        "mgsm, en:", "lcpr      base  -", "          sft   -", f"accuracy  base  {value_text(ROWS[0], 'accuracy')}"]
+    assert (f"sft   {value_text(ROWS[1], 'accuracy')}  sft - base  Δ +0.250 [+0.000, +0.750] (n_both 4)"
+            in text)  # the table's own cells, side by side
     assert text.splitlines()[-5:] == [
         "", "registered: models:/cpu-demo/3 (alias candidate)", "",
         "MLflow run: http://127.0.0.1:5000/#/experiments/1/runs/abc",
