@@ -14,12 +14,12 @@ library upgrade or another world size the key differs and the run trains from
 step 0 in a directory of its own. The terminal and the stage's MLflow run say
 which happened (``trained from step 0`` / ``resumed from step N of this key``).
 The world size also enters the training tasks' cache keys (``WorldSizeKey``):
-a 1x8 and a 2x8 run of one profile are two runs. One process trains in a directory at a
-time (``Project.produce``); a finished run is published with the checksums of
-its adapter and ``result.json``, and a second run of the same stage reuses it
-instead of training again. MLflow logging is a separate
-uncached task, so a cached training still reports its curves, checkpoints and
-adapter to the new run.
+a 1x8 and a 2x8 run of one profile are two runs. One process trains in a
+directory at a time (``Project.produce``); a finished run is published with the
+checksums of its adapter and ``result.json``, and a second run of the same
+stage reuses it instead of training again. MLflow logging is a separate uncached
+task, so a cached training still reports its curves, checkpoints and adapter to
+the new run.
 """
 
 from __future__ import annotations
@@ -133,10 +133,10 @@ def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
         run_stage_process(command, log, timeout_s, f"{job.stage.upper()} {phase}")
 
 
-def checkpoint_progress(out: Path) -> str:
-    """What an interrupted training leaves for its re-run: the last complete checkpoint."""
-    checkpoint = last_complete_checkpoint(out / "trainer")
-    return f"resumes from {checkpoint.name}" if checkpoint else "no complete checkpoint yet"
+def checkpoint_progress(out: Path, run_key: str | None = None) -> str:
+    """What an interrupted training leaves for its re-run of the same key: the last complete checkpoint of it."""
+    checkpoint = last_complete_checkpoint(out / "trainer", run_key)
+    return f"resumes from {checkpoint.name} of this key" if checkpoint else "no complete checkpoint yet"
 
 
 def trained(job: TrainingJob, out: Path) -> Made:
@@ -161,7 +161,8 @@ def start_line(stage: str, result: Mapping[str, Any]) -> str:
 
 def train_once(job: TrainingJob, out: Path) -> TrainedRun:
     """Train in ``out`` under its write lock, or reuse the run finished there."""
-    run = produce_in(out, ".", lambda directory: trained(job, directory), progress=checkpoint_progress)
+    run = produce_in(out, ".", lambda directory: trained(job, directory),
+                     progress=lambda directory: checkpoint_progress(directory, job.run_key))
     return trained_run(run)
 
 
