@@ -118,6 +118,7 @@ _LETTER = re.compile(LETTER_CLASS)
 _LATIN_WORD = re.compile(f"[{SCRIPT_RANGES['latin']}]+")
 _GREEK_CHAR = re.compile(f"[{SCRIPT_RANGES['greek']}]")
 _LATIN_OR_GREEK_RUN = re.compile(f"[{SCRIPT_RANGES['latin']}]+|[{SCRIPT_RANGES['greek']}]+")
+_KANA = re.compile(f"[{SCRIPT_RANGES['kana']}]")
 _OTHER_LETTER = re.compile(f"(?![{SCRIPT_RANGES['latin']}{SCRIPT_RANGES['greek']}]){LETTER_CLASS}")
 UNIT_WORDS = frozenset(
     {"cm", "mm", "km", "kg", "mg", "ml", "dl", "cl", "kl", "ha", "min", "sec", "hr", "hrs",
@@ -280,7 +281,7 @@ class LanguageDetector:
         if not has_letters(text):
             return None
         language = self._detector.detect_language_of(text)
-        return None if language is None else self._to_code[language]
+        return None if language is None else self._settled(text, self._to_code[language])
 
     def detect_many(self, texts: Sequence[str], *, clean: bool = True) -> list[str | None]:
         """``detect`` over many texts with lingua's parallel batch API."""
@@ -289,8 +290,20 @@ class LanguageDetector:
         found = self._detector.detect_languages_in_parallel_of([cleaned[i] for i in positions])
         result: list[str | None] = [None] * len(cleaned)
         for index, language in zip(positions, found, strict=True):
-            result[index] = None if language is None else self._to_code[language]
+            result[index] = None if language is None else self._settled(cleaned[index], self._to_code[language])
         return result
+
+    def _settled(self, text: str, code: str) -> str:
+        """lingua's answer, with its kana rule held to: a text holding kana is Japanese.
+
+        lingua's rule-based step reads Hiragana and Katakana as Japanese, but on a
+        text where Han and kana words tie (mixed-script noise) it picks Chinese or
+        Japanese by hash-map order, differently from one call to the next; so one
+        text could score as Chinese in one process and Japanese in another.
+        """
+        if code == "zh" and "ja" in self.languages and _KANA.search(text):
+            return "ja"
+        return code
 
 
 class MemoDetector:
