@@ -173,3 +173,12 @@ def test_a_text_holding_kana_is_japanese_on_every_call():
     assert {detector.detect(noise, clean=False) for _ in range(30)} == {"ja"}
     assert set(detector.detect_many([noise] * 30, clean=False)) == {"ja"}
     assert detector.detect("我有十六个鸡蛋。", clean=False) == "zh"  # Han without kana stays Chinese
+
+
+def test_a_line_of_several_scripts_gets_one_answer_on_every_call():
+    # Han, kana and Thai letters tie in lingua's rules: alone it answers Thai or Japanese call by call
+    noise = "场\ufffd\ufffdジ\ufffd ืื"
+    detector = get_detector(["en", "fr"])
+    answers = {detector.detect(noise, clean=False) for _ in range(20)}
+    assert len(answers) == 1 and answers == set(detector.detect_many([noise] * 20, clean=False))
+    assert answers <= {"ja", "th"}
