@@ -292,8 +292,8 @@ class LanguageDetector:
         gives over ``TIE_VOTES`` calls (see ``_settled``: there its rules can tie, and break the tie at random)."""
         if sum(1 for group in _SCRIPT_GROUPS if group.search(text)) < 2:
             return code
-        answers = {code} | {self._settled(text, self._to_code[found]) if (found := self._detector.detect_language_of(text))
-                            else None for _ in range(TIE_VOTES)}
+        calls = (self._detector.detect_language_of(text) for _ in range(TIE_VOTES))
+        answers = {code} | {self._settled(text, self._to_code[found]) if found else None for found in calls}
         return min(answers, key=lambda answer: (answer is None, answer or ""))
 
     def detect_many(self, texts: Sequence[str], *, clean: bool = True) -> list[str | None]:

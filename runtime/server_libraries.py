@@ -90,6 +90,7 @@ class ServerLibrariesKey(CachePolicy):
     """Cache-key part of a generation task: the vLLM version of each ``server_python`` its models are served with;
     ``None`` (no part) when no model has an interpreter of its own."""
 
-    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str | None:
+    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any],
+                    **kwargs: Any) -> str | None:
         found = server_libraries(inputs or {})
         return repr(sorted(found.items())) if found else None

@@ -97,7 +97,8 @@ class WorldSizeKey(CachePolicy):
     """Cache-key part of a training task: the world size of the launch (``launch_world_size``), which decides the
     global batch and so what is trained; ``None`` (no part) for a task without a training section."""
 
-    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str | None:
+    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any],
+                    **kwargs: Any) -> str | None:
         settings = training_settings(inputs or {})
         return None if settings is None else f"world_size={world_size(settings, Rendezvous.from_env())}"
 
