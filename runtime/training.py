@@ -1,27 +1,45 @@
 """What the SFT and GRPO tasks share: the run directory, launching the trainer process, logging its output.
 
 The trainer runs in its own process (``components.training``); the task writes
-the ``TrainingJob``, waits for the process and reads ``<out>/result.json``. The
-run directory is content-addressed (the stage's settings without their
-operational fields + the fingerprints of model, adapter and dataset), so a run
-killed mid-way leaves its checkpoints where the re-run looks and the trainer
-resumes from the last complete one. One process trains in a directory at a
-time (``Project.produce``); a finished run is published with the checksums of
-its adapter and ``result.json``, and a second run of the same stage reuses it
-instead of training again. MLflow logging is a separate
-uncached task, so a cached training still reports its curves, checkpoints and
-adapter to the new run.
+the ``TrainingJob``, waits for the process and reads ``<out>/result.json``. A
+training run is identified by its whole key (``training_run``): the stage's
+settings without their operational fields, the fingerprints of model, adapter
+and datasets, the digest of the code the task runs and the library versions of
+its stages (``runtime.task_code``, what its cache key holds), and the world size
+of the launch (processes x nodes). The run directory is named by that key and
+the trainer marks each checkpoint with it, so a run killed mid-way leaves its
+checkpoints where the re-run of the same key looks, and the trainer resumes
+from the last complete one; after an edit to the code the stage reaches, a
+library upgrade or another world size the key differs and the run trains from
+step 0 in a directory of its own. The terminal and the stage's MLflow run say
+which happened (``trained from step 0`` / ``resumed from step N of this key``).
+The world size also enters the training tasks' cache keys (``WorldSizeKey``):
+a 1x8 and a 2x8 run of one profile are two runs. One process trains in a
+directory at a time (``Project.produce``); a finished run is published with the
+checksums of its adapter and ``result.json``, and a second run of the same
+stage reuses it instead of training again. MLflow logging is a separate uncached
+task, so a cached training still reports its curves, checkpoints and adapter to
+the new run.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
+from prefect.cache_policies import CachePolicy
+
+from components.config import fingerprint as fingerprint_of
+from components.settings import GRPOStageSettings, SFTSettings
 from components.training.nodes import Rendezvous, announced, nodes_dir
-from components.training.runner import TrainingJob, job_launch_command, last_complete_checkpoint, write_job
-from runtime.artifacts import ArtifactRef, file_fingerprint
+from components.training.runner import (
+    TrainingJob, job_launch_command, last_complete_checkpoint, world_size, write_job,
+)  # fmt: skip
+from runtime.artifacts import ArtifactRef, file_fingerprint, log
+from runtime.caching import CheckedArtifacts, cache_policy, code_of
 from runtime.generators import release_generators
 from runtime.outputs import TrainedRun
 from runtime.process import run_stage_process
@@ -32,12 +50,63 @@ CHECKPOINT_FILES = ("adapter_model.safetensors", "adapter_config.json", "curricu
                     "reference_resets.json", "reference_resets.safetensors")  # a full model's weights stay on disk
 
 
-def training_dir(project: Project, job: TrainingJob, *input_fingerprints: str | None) -> Path:
-    """Where one training run writes (shared by a killed run and its re-run)."""
+def run_identity(job: TrainingJob, code_digest: str, world: int, *input_fingerprints: str | None) -> list:
+    """What identifies one training run: the settings (the audit's left out: it decides whether to train, not what
+    is trained), the inputs' fingerprints, the code digest (``runtime.task_code``: own code, modules, libraries)
+    and the world size."""
     settings = job.settings
-    if job.stage == "grpo":  # the audit decides whether to train, not what is trained
+    if job.stage == "grpo":
         settings = settings.model_copy(update={"audit": type(settings.audit)()})
-    return project.directory(job.stage, [settings, list(input_fingerprints)])
+    return [settings, list(input_fingerprints), {"code": code_digest, "world_size": world}]
+
+
+def training_dir(project: Project, job: TrainingJob, code_digest: str, world: int,
+                 *input_fingerprints: str | None) -> Path:
+    """Where the run of this identity writes (shared by a killed run and its re-run of the same key only)."""
+    return project.directory(job.stage, run_identity(job, code_digest, world, *input_fingerprints))
+
+
+def launch_world_size(job: TrainingJob, env: Mapping[str, str] | None = None) -> int:
+    """The world size of the launch this process would make (the pool's rendezvous, else the accelerate config)."""
+    return world_size(job.settings, Rendezvous.from_env(env))
+
+
+def training_run(project: Project, job: TrainingJob, task: Any,
+                 *input_fingerprints: str | None) -> tuple[TrainingJob, Path]:
+    """The job with its run key, and its directory: ``task`` (a cached training task) gives the code digest its
+    cache key holds, so the run is identified by what the key is."""
+    world = launch_world_size(job)
+    identity = run_identity(job, code_of(task).digest, world, *input_fingerprints)
+    return job.model_copy(update={"run_key": fingerprint_of(identity)}), project.directory(job.stage, identity)
+
+
+def training_settings(value: Any) -> SFTSettings | GRPOStageSettings | None:
+    """The training section among a task's inputs: a section itself, or the one of a job (``GRPOInputs.job``)."""
+    if isinstance(value, (SFTSettings, GRPOStageSettings)):
+        return value
+    if isinstance(value, TrainingJob):
+        return value.settings
+    if isinstance(value, Mapping):
+        return next((found for item in value.values() if (found := training_settings(item)) is not None), None)
+    job = getattr(value, "job", None)
+    return job.settings if isinstance(job, TrainingJob) else None
+
+
+@dataclass
+class WorldSizeKey(CachePolicy):
+    """Cache-key part of a training task: the world size of the launch (``launch_world_size``), which decides the
+    global batch and so what is trained; ``None`` (no part) for a task without a training section."""
+
+    def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any],
+                    **kwargs: Any) -> str | None:
+        settings = training_settings(inputs or {})
+        return None if settings is None else f"world_size={world_size(settings, Rendezvous.from_env())}"
+
+
+def training_policy(*stages: str) -> CachePolicy:
+    """``runtime.caching.cache_policy(*stages)`` with the world size of the launch in the key."""
+    checked = cache_policy(*stages)
+    return CheckedArtifacts(inner=checked.inner + WorldSizeKey())
 
 
 def trainer_command(job: TrainingJob, out: Path, phase: str = "train",
@@ -65,17 +134,19 @@ def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
         run_stage_process(command, log, timeout_s, f"{job.stage.upper()} {phase}")
 
 
-def checkpoint_progress(out: Path) -> str:
-    """What an interrupted training leaves for its re-run: the last complete checkpoint."""
-    checkpoint = last_complete_checkpoint(out / "trainer")
-    return f"resumes from {checkpoint.name}" if checkpoint else "no complete checkpoint yet"
+def checkpoint_progress(out: Path, run_key: str | None = None) -> str:
+    """What an interrupted training leaves for its re-run of the same key: the last complete checkpoint of it."""
+    checkpoint = last_complete_checkpoint(out / "trainer", run_key)
+    return f"resumes from {checkpoint.name} of this key" if checkpoint else "no complete checkpoint yet"
 
 
 def trained(job: TrainingJob, out: Path) -> Made:
     """Run the trainer in ``out``; the run as a product: its weights' files (the adapter, or the full model of a
-    ``lora: null`` run) and ``result.json`` (its summary), fingerprinted by those weights."""
+    ``lora: null`` run) and ``result.json`` (its summary), fingerprinted by those weights. Says on the terminal
+    where the run started (``start_line``)."""
     run_trainer(job, out)
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    log(start_line(job.stage, result))
     full = job.settings.lora is None
     weights = out / ("model" if full else "adapter")
     files = [path for path in sorted(weights.rglob("*")) if path.is_file()]
@@ -84,9 +155,20 @@ def trained(job: TrainingJob, out: Path) -> Made:
                 fingerprint="-".join(file_fingerprint(path) for path in tensors))
 
 
+def start_line(stage: str, result: Mapping[str, Any]) -> str:
+    """``GRPO: trained from step 0 to step 2 (run key 1a2b3c4d5e6f)``, or ``… resumed from step N of this key …``.
+
+    >>> start_line("sft", {"start": "trained from step 0", "global_step": 2, "run_key": "1a2b3c4d5e6f7a8b"})
+    'SFT: trained from step 0 to step 2 (run key 1a2b3c4d5e6f)'
+    """
+    key = (result.get("run_key") or "none")[:12]
+    return f"{stage.upper()}: {result.get('start', 'trained')} to step {result.get('global_step')} (run key {key})"
+
+
 def train_once(job: TrainingJob, out: Path) -> TrainedRun:
     """Train in ``out`` under its write lock, or reuse the run finished there."""
-    run = produce_in(out, ".", lambda directory: trained(job, directory), progress=checkpoint_progress)
+    run = produce_in(out, ".", lambda directory: trained(job, directory),
+                     progress=lambda directory: checkpoint_progress(directory, job.run_key))
     return trained_run(run)
 
 
@@ -104,6 +186,9 @@ def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: s
 
     out = Path(trained.run.path)
     records = read_metrics(out / "metrics.jsonl")
+    summary = trained.run.summary
+    tracking.set_tags(run, {f"polyreason.{stage}.start": summary.get("start", "unknown"),
+                            f"polyreason.{stage}.run_key": summary.get("run_key") or "none"})
     tracking.log_metric_series(run, metric_series(records, stage))
     tracking.log_metrics(run, {f"{stage}/result/{key}": value for key, value in trained.run.summary.items()
                                if isinstance(value, (int, float)) and not isinstance(value, bool)})

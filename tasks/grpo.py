@@ -26,7 +26,7 @@ from runtime.outputs import FinalWeights, ModelRef, RewardAudit, TrainedRun
 from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
 from runtime.training import (
-    log_checkpoints, log_rollout_tables, log_training_output, run_trainer, train_once, training_dir,
+    log_checkpoints, log_rollout_tables, log_training_output, run_trainer, train_once, training_policy, training_run,
 )  # fmt: skip
 
 
@@ -72,7 +72,7 @@ def validation_dataset(section: GRPOStageSettings, dataset: str) -> str | None:
     return found
 
 
-@task(name="grpo-audit-rollouts", cache_policy=cache_policy("training"), **CACHED)
+@task(name="grpo-audit-rollouts", cache_policy=training_policy("training"), **CACHED)
 def audit_rollouts_task(inputs: GRPOInputs, project: Project) -> ArtifactRef | None:
     """Rollouts for the audit: the given file (``audit.rollouts``), else sampled from the policy; ``None``
     when there is no verifier to audit."""
@@ -83,11 +83,13 @@ def audit_rollouts_task(inputs: GRPOInputs, project: Project) -> ArtifactRef | N
         path = Path(job.grpo.audit.rollouts)
         return ArtifactRef(str(path), file_fingerprint(path), {"source": "file"})
 
-    def sample(out: Path) -> dict:
-        run_trainer(job, out, phase="rollouts")
+    keyed, out = training_run(project, job, grpo_train_task, *inputs.fingerprints)  # the training run's directory
+
+    def sample(directory: Path) -> dict:
+        run_trainer(keyed, directory, phase="rollouts")
         return {"source": "policy"}
 
-    return produce_in(training_dir(project, job, *inputs.fingerprints), "rollouts.jsonl", sample)
+    return produce_in(out, "rollouts.jsonl", sample)
 
 
 @task(name="grpo-reward-audit", cache_policy=NO_CACHE)
@@ -125,10 +127,11 @@ def reward_audit_task(run: RunRef, inputs: GRPOInputs, rollouts: ArtifactRef | N
                        vlb={verifier: result.vlb for verifier, result in results.items()})
 
 
-@task(name="grpo-train", cache_policy=cache_policy("training", "scoring"), **CACHED)
+@task(name="grpo-train", cache_policy=training_policy("training", "scoring", "rollouts"), **CACHED)
 def grpo_train_task(inputs: GRPOInputs, project: Project) -> TrainedRun:
-    """Launch the trainer process (resuming if checkpoints exist); the finished run and its weights."""
-    return train_once(inputs.job, training_dir(project, inputs.job, *inputs.fingerprints))
+    """Launch the trainer process in the directory of this run's key (resuming only an interrupted run of the same
+    key); the finished run and its weights."""
+    return train_once(*training_run(project, inputs.job, grpo_train_task, *inputs.fingerprints))
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)

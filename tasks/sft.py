@@ -8,18 +8,19 @@ from prefect.cache_policies import NO_CACHE
 from components.settings import SFTSettings
 from components.training.runner import TrainingJob
 from runtime.artifacts import ArtifactRef
-from runtime.caching import CACHED, cache_policy
+from runtime.caching import CACHED
 from runtime.outputs import ModelRef, TrainedRun
 from runtime.project import Project
 from runtime.tracking import RunRef
-from runtime.training import log_checkpoints, log_training_output, train_once, training_dir
+from runtime.training import log_checkpoints, log_training_output, train_once, training_policy, training_run
 
 
-@task(name="sft-train", cache_policy=cache_policy("training"), **CACHED)
+@task(name="sft-train", cache_policy=training_policy("training"), **CACHED)
 def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project: Project) -> TrainedRun:
-    """Launch the trainer process (resuming if checkpoints exist); the finished run and its adapter."""
+    """Launch the trainer process in the directory of this run's key (resuming only an interrupted run of the same
+    key); the finished run and its adapter."""
     job = TrainingJob(stage="sft", sft=sft, model=base.model.model, adapter=base.model.adapter, dataset=train.path)
-    return train_once(job, training_dir(project, job, base.fingerprint, train.fingerprint))
+    return train_once(*training_run(project, job, sft_task, base.fingerprint, train.fingerprint))
 
 
 @task(name="sft-log", cache_policy=NO_CACHE)

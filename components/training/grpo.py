@@ -42,7 +42,8 @@ from components.training.progress import ProgressCallback
 from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, trainer_runtime,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, start_of,
+    trainer_runtime,
 )  # fmt: skip
 
 
@@ -110,7 +111,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     trainer.add_callback(ProgressCallback("grpo"))
     if job.validation_dataset is not None:
         trainer.add_callback(validation_callback(job, tokenizer, sink, trainer.accelerator))
-    trainer.add_callback(MarkCompleteCallback(abort_after))
+    trainer.add_callback(MarkCompleteCallback(abort_after, job.run_key))
     return trainer, stateful
 
 
@@ -130,7 +131,7 @@ def validation_callback(job: TrainingJob, tokenizer: Any, sink: MetricsJsonlCall
 def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = None) -> dict:
     """Train (or resume) and write the adapter, metrics and ``result.json`` under ``out_dir``."""
     out_dir = Path(out_dir)
-    checkpoint = resume_checkpoint(job.grpo, out_dir)
+    checkpoint = resume_checkpoint(job.grpo, out_dir, job.run_key)
     resume_from = str(checkpoint) if checkpoint else None
     trainer, stateful = build_trainer(job, out_dir, resume_from, abort_after)
     output = trainer.train(resume_from_checkpoint=resume_from)
@@ -151,7 +152,8 @@ def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = No
         "adapter_dir": str(adapter_dir) if adapter_dir else None, "merged_dir": str(merged_dir) if merged_dir else None,
         "weights": "full" if full else "adapter",
         "metrics_path": str(out_dir / "metrics.jsonl"), "trainer_dir": str(out_dir / "trainer"),
-        "resumed_from": resume_from, "global_step": trainer.state.global_step,
+        "resumed_from": resume_from, **start_of(checkpoint), "run_key": job.run_key,
+        "global_step": trainer.state.global_step,
         "max_steps": trainer.state.max_steps, "train_runtime": output.metrics.get("train_runtime"),
         "curricula": {n: c.state_dict() for n, c in curricula.curricula.items()} if curricula else {},
         "reference_resets": resets, "num_processes": trainer.accelerator.num_processes,

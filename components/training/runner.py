@@ -16,6 +16,12 @@ nodes, with each node's ``--num_machines``/``--machine_rank``: ``components.trai
   written after the trainer state, the curriculum and the reference resets. A
   process killed during a save leaves a checkpoint without the marker, which a
   restart skips (``last_complete_checkpoint``).
+* A run is identified by its key (``TrainingJob.run_key``, set by the task from
+  everything its cache key holds: settings, inputs, code, library versions,
+  world size). The marker records it, and a run resumes only a checkpoint
+  marked with its own key: a checkpoint made under another key is never
+  continued (``resume_checkpoint``). ``result.json`` says which happened
+  (``start``: ``trained from step 0`` or ``resumed from step N of this key``).
 * Metrics: ``MetricsJsonlCallback`` (``components.training.callbacks``) appends
   one JSON line per log event to ``<out>/metrics.jsonl`` on the main process;
   ``read_metrics`` reads them back for the task that logs them to MLflow,
@@ -62,6 +68,7 @@ class TrainingJob(BaseModel):
     adapter: str | None = None
     dataset: str
     validation_dataset: str | None = None
+    run_key: str | None = None  # the run's identity (``runtime.training``); a checkpoint resumes only under it
 
     @model_validator(mode="after")
     def _one_section(self) -> "TrainingJob":
@@ -108,6 +115,30 @@ def accelerate_config_path(name: str) -> Path:
     return ACCELERATE_CONFIGS[name]
 
 
+def world_size(settings: SFTSettings | GRPOStageSettings, rendezvous: Rendezvous | None = None) -> int:
+    """How many trainer processes the launch starts in all: nodes x processes per node on several nodes
+    (``Rendezvous.launch_flags`` passes that as ``--num_processes``), else the accelerate config's
+    ``num_processes`` (accelerate's default, 1, when it names none), 1 without a config.
+
+    >>> world_size(SFTSettings()), world_size(SFTSettings(accelerate_config="cpu-2"))
+    (1, 2)
+    >>> world_size(SFTSettings(accelerate_config="multi-gpu-fsdp"), Rendezvous(2, 0, 8, "n0", 29500))
+    16
+    """
+    if rendezvous is not None:
+        return rendezvous.nnodes * rendezvous.nproc_per_node
+    if not settings.accelerate_config:
+        return 1
+    import yaml
+
+    path = accelerate_config_path(settings.accelerate_config)
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as error:
+        raise FileNotFoundError(f"accelerate_config: cannot read {path}: {error}") from error
+    return int(config.get("num_processes", 1))
+
+
 def launch_command(python: str, accelerate_config: Path | None, job_path: Path, out_dir: Path,
                    phase: str = "train", cpu_threads: int | None = None,
                    rendezvous: Rendezvous | None = None) -> list[str]:
@@ -142,23 +173,28 @@ class MarkCompleteCallback(_Callback):
     written: the crash a resume test needs.
     """
 
-    def __init__(self, abort_after: int | None = None) -> None:
+    def __init__(self, abort_after: int | None = None, run_key: str | None = None) -> None:
         self.abort_after = abort_after
+        self.run_key = run_key
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if state.is_world_process_zero:
-            (checkpoint_dir(args, state) / COMPLETE_MARKER).write_text(json.dumps({"step": state.global_step}))
+            marker = {"step": state.global_step, "run_key": self.run_key}
+            (checkpoint_dir(args, state) / COMPLETE_MARKER).write_text(json.dumps(marker))
         if self.abort_after is not None and state.global_step >= self.abort_after:
             os._exit(75)
 
 
-def resume_checkpoint(settings: SFTSettings | GRPOStageSettings, out_dir: Path) -> Path | None:
-    """The checkpoint a run continues from: the last complete one under ``<out>/trainer`` when ``resume`` is on."""
-    return last_complete_checkpoint(out_dir / "trainer") if settings.resume else None
+def resume_checkpoint(settings: SFTSettings | GRPOStageSettings, out_dir: Path,
+                      run_key: str | None = None) -> Path | None:
+    """The checkpoint a run continues from: the last complete one under ``<out>/trainer`` made under ``run_key``
+    (any, when the job has no key) when ``resume`` is on."""
+    return last_complete_checkpoint(out_dir / "trainer", run_key) if settings.resume else None
 
 
-def last_complete_checkpoint(directory: Path) -> Path | None:
-    """The highest ``checkpoint-N`` under ``directory`` that holds the completion marker.
+def last_complete_checkpoint(directory: Path, run_key: str | None = None) -> Path | None:
+    """The highest ``checkpoint-N`` under ``directory`` that holds the completion marker (marked with ``run_key``,
+    when one is given: a checkpoint of another run's key is not this run's to continue).
 
     >>> last_complete_checkpoint(Path("/nonexistent")) is None
     True
@@ -166,8 +202,28 @@ def last_complete_checkpoint(directory: Path) -> Path | None:
     if not directory.is_dir():
         return None
     complete = [(int(m.group(1)), path) for path in directory.iterdir()
-                if (m := CHECKPOINT.match(path.name)) and (path / COMPLETE_MARKER).is_file()]
+                if (m := CHECKPOINT.match(path.name)) and (path / COMPLETE_MARKER).is_file()
+                and (run_key is None or marker_key(path) == run_key)]
     return max(complete)[1] if complete else None
+
+
+def marker_key(checkpoint: Path) -> str | None:
+    """The run key a checkpoint's completion marker records (``None`` for a marker without one)."""
+    try:
+        return json.loads((checkpoint / COMPLETE_MARKER).read_text(encoding="utf-8")).get("run_key")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def start_of(resumed_from: Path | None) -> dict[str, Any]:
+    """What ``result.json`` says about where the run started: step 0, or the step of its own key's checkpoint.
+
+    >>> start_of(None)["start"], start_of(Path("t/checkpoint-3"))["start"]
+    ('trained from step 0', 'resumed from step 3 of this key')
+    """
+    step = int(CHECKPOINT.match(resumed_from.name).group(1)) if resumed_from is not None else 0
+    text = f"resumed from step {step} of this key" if resumed_from is not None else "trained from step 0"
+    return {"start": text, "start_step": step}
 
 
 # ---------------------------------------------------------------- metrics

@@ -29,7 +29,8 @@ from components.settings import SFTSettings
 from components.training.callbacks import MetricsJsonlCallback
 from components.training.progress import ProgressCallback
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, trainer_runtime,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, start_of,
+    trainer_runtime,
 )  # fmt: skip
 
 
@@ -82,7 +83,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
                          train_dataset=Dataset.from_list(sft_examples(rows, sft.template)),
                          processing_class=tokenizer, peft_config=lora_config(sft.lora),
                          callbacks=[MetricsJsonlCallback(out_dir / "metrics.jsonl"), ProgressCallback("sft"),
-                                    MarkCompleteCallback(abort_after)])  # fmt: skip
+                                    MarkCompleteCallback(abort_after, job.run_key)])  # fmt: skip
     if len(trainer.train_dataset) == 0:
         raise ValueError(f"all {len(rows)} examples were dropped while tokenizing: every prompt is longer than "
                          f"max_length={trainer.args.max_length} tokens, so no completion token is left to learn; raise sft.max_length")
@@ -92,11 +93,12 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
 def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) -> dict[str, Any]:
     """Train (or resume), save the adapter (+ merged model), write and return ``result.json``."""
     trainer, examples = build_trainer(job, out_dir, abort_after)
-    resume = resume_checkpoint(job.sft, out_dir)
+    resume = resume_checkpoint(job.sft, out_dir, job.run_key)
     output = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     dirs = output_dirs(job.sft, out_dir)
     result = {"global_step": trainer.state.global_step, "train_loss": output.training_loss,
-              "resumed_from": str(resume) if resume else None, "examples": examples,
+              "resumed_from": str(resume) if resume else None, **start_of(resume), "run_key": job.run_key,
+              "examples": examples,
               "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes, **dirs}
     if dirs["adapter_dir"] is None:  # full-parameter training: trainer.save_model gathers sharded weights
         trainer.save_model(dirs["merged_dir"])

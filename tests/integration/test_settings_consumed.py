@@ -318,7 +318,7 @@ def consume_sft(c):
     output_dirs(sft, c.root / "sft")
     resume_checkpoint(sft, c.root / "sft")
     trainer_command(job, c.root / "sft")
-    training_dir(Project(str(c.root)), job)
+    training_dir(Project(str(c.root)), job, "code-digest", 1)
 
 
 def consume_grpo(c):

@@ -54,6 +54,19 @@ def test_sampling_is_seeded(generator):
     assert len({c.text for c in first[0]}) > 1  # random weights + temperature 1: samples differ
 
 
+def test_sampled_rows_do_not_depend_on_the_cut(generator):
+    # a fanned-out, pooled or sequential run hands a prompt to the backend in another call, batch or order:
+    # each prompt must draw the same samples however the work is cut
+    sampling = SamplingSettings(n=2, temperature=1.0, top_p=0.95, seed=3, max_new_tokens=6, batch_size=4)
+    whole = generator.generate(PROMPTS, sampling)
+    one_by_one = generator.generate(PROMPTS, sampling.model_copy(update={"batch_size": 1}))
+    reversed_order = generator.generate(PROMPTS[::-1], sampling.model_copy(update={"batch_size": 3}))[::-1]
+    two_calls = generator.generate(PROMPTS[:1], sampling) + generator.generate(PROMPTS[1:], sampling)
+    alone = [generator.generate([prompt], sampling)[0] for prompt in PROMPTS]
+    assert whole == one_by_one == reversed_order == two_calls == alone
+    assert len({c.text for samples in whole for c in samples}) > len(PROMPTS)  # really sampled, not one text
+
+
 def test_a_batch_that_raises_is_named(generator, monkeypatch):
     calls = []
     original = generator._model.generate
@@ -101,12 +114,14 @@ def test_load_tokenizer_reads_the_model_directory(tiny_model_dir, tmp_path):
 
 
 def _stop_inside(generator, text: str) -> str | None:
-    """Two decoded tokens with letters, first met after the third token and before the last two."""
+    """Two decoded tokens with letters, first met after the third token and before the last two; none holding a
+    replacement character (a token of part of a UTF-8 character decodes to U+FFFD, which no generated text holds
+    as such, so it cannot be a stop string)."""
     ids = generator.tokenizer(text, add_special_tokens=False)["input_ids"]
     decode = generator.tokenizer.decode
     for k in range(3, len(ids) - 2):
         piece = decode(ids[k:k + 2])
-        if any(c.isalpha() for c in piece) and piece not in decode(ids[:k + 1]):
+        if any(c.isalpha() for c in piece) and "\ufffd" not in piece and piece not in decode(ids[:k + 1]):
             return piece
     return None
 

@@ -163,3 +163,22 @@ def test_memo_detector_detects_each_text_once(detector):
 ])
 def test_detect_block(detector, text, expected):
     assert detect_block(detector, text) == expected
+
+
+def test_a_text_holding_kana_is_japanese_on_every_call():
+    # mixed-script noise (a random-weight model's sample) where Han and kana words tie: lingua alone answers
+    # Chinese or Japanese by hash-map order, call by call; its kana rule says Japanese
+    noise = "by\ufffd\u0e44\ufffd個を市\ufffdKll\ufffd"
+    detector = get_detector(["en"])
+    assert {detector.detect(noise, clean=False) for _ in range(30)} == {"ja"}
+    assert set(detector.detect_many([noise] * 30, clean=False)) == {"ja"}
+    assert detector.detect("我有十六个鸡蛋。", clean=False) == "zh"  # Han without kana stays Chinese
+
+
+def test_a_line_of_several_scripts_gets_one_answer_on_every_call():
+    # Han, kana and Thai letters tie in lingua's rules: alone it answers Thai or Japanese call by call
+    noise = "场\ufffd\ufffdジ\ufffd ืื"
+    detector = get_detector(["en", "fr"])
+    answers = {detector.detect(noise, clean=False) for _ in range(20)}
+    assert len(answers) == 1 and answers == set(detector.detect_many([noise] * 20, clean=False))
+    assert answers <= {"ja", "th"}
