@@ -16,7 +16,8 @@ kinds of file are read:
   subdirectories that are no package of their own. ``package_data`` digests those
   of the modules a task reaches (``runtime.task_code``).
 
-A file enters by the sha256 of its bytes; a directory by the sha256 over its
+A path template (a data source's ``reference_path``: ``test_{language}.json``)
+names every file it matches. A file enters by the sha256 of its bytes; a directory by the sha256 over its
 files' relative paths and digests, sorted (every file under it counts: a loader
 may pick any of them by a glob). A path that does not exist enters as
 ``missing`` so its later creation changes the key. Digests are cached per file
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -79,8 +81,18 @@ def settings_files(value: Any) -> dict[str, str]:
     """Path -> content digest of every file a task's inputs name (see the module docstring)."""
     found: dict[str, str] = {}
     for path in named_paths(value):
-        found[str(path)] = content_digest(path)
+        for each in expanded(path):
+            found[str(each)] = content_digest(each)
     return dict(sorted(found.items()))
+
+
+def expanded(path: Path) -> list[Path]:
+    """A path, or for a template such as ``test_{language}.json`` every file it can name (``{…}`` as ``*``),
+    and the template itself (``missing``), so a matching file added later changes the key."""
+    if "{" not in str(path):
+        return [path]
+    pattern = re.sub(r"\{[^}]*\}", "*", path.name)
+    return [path, *sorted(path.parent.glob(pattern))]
 
 
 def named_paths(value: Any) -> list[Path]:

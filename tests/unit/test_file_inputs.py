@@ -126,3 +126,15 @@ def test_a_new_hub_commit_changes_the_task_key(tmp_path, offline_cache):
     hub_revisions.revision.cache_clear()
     after = SettingsInputs().compute_key(SimpleNamespace(task=SimpleNamespace(name="t")), inputs, {})
     assert before != after
+
+
+def test_a_path_template_names_every_file_it_matches(tmp_path):
+    from components.settings import DataSourceSettings
+
+    (tmp_path / "test_English.json").write_bytes(b"abc")
+    (tmp_path / "test_French.json").write_bytes(b"abc")
+    source = DataSourceSettings(path=str(tmp_path / "test_English.json"),
+                                reference_path=str(tmp_path / "test_{language}.json"))
+    assert settings_files({"source": source}) == {
+        str(tmp_path / "test_English.json"): ABC, str(tmp_path / "test_French.json"): ABC,
+        str(tmp_path / "test_{language}.json"): MISSING}
