@@ -34,7 +34,7 @@ def record_task_code(run: RunRef, tasks: Iterable) -> dict[str, str]:
     tags = {}
     for task in tasks:
         code = code_of(task)
-        read = READ_BY_TASK.get(task.name, {"files": {}, "revisions": {}})
+        read = READ_BY_TASK.pop(task.name, {"files": {}, "revisions": {}})  # this stage's keys, not the next's
         files = {path: value[:12] for path, value in read["files"].items()}
         log_dict(run, {"task": task.name, **code.summary(), "files": files, "revisions": read["revisions"]},
                  f"cache_key/{task.name}.json")

@@ -79,6 +79,7 @@ def inputs_read(inputs: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 
 READ_BY_TASK: dict[str, dict[str, dict[str, str]]] = {}  # task name -> files and revisions its keys covered
+# since its stage's run last recorded them (``runtime.cache_report.record_task_code`` takes them out)
 
 
 def remember_read(task_name: str, read: dict[str, dict[str, str]]) -> None:
