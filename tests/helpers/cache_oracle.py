@@ -43,7 +43,10 @@ for step in json.loads(open(sys.argv[1], encoding="utf-8").read()):
     may_stop = command.endswith("?")  # a stage that may stop on purpose (a fake teacher's traces all rejected)
     profile = load_profile_dict(step["profile"])
     try:
-        if stages:
+        if command == "call":  # a function of tests.helpers.oracle_calls, given the profile
+            import importlib
+            getattr(importlib.import_module("tests.helpers.oracle_calls"), stages)(profile)
+        elif stages:
             commands.run_recipe(profile, stages.split(","))
         else:
             getattr(commands, f"run_{command.rstrip('?')}")(profile)
@@ -73,7 +76,7 @@ def cached_task_names() -> set[str]:
 
 def run_steps(steps: list[dict], work: Path, audited: bool = False, timeout: int = 1500) -> str:
     """Run steps (``name``, ``command``: a stage command (``…?``: it may stop with an error) or
-    ``recipe:<stage>,…``, ``profile``, optional ``edit``:
+    ``recipe:<stage>,…`` or ``call:<function of tests.helpers.oracle_calls>``), ``profile``, optional ``edit``:
     ``[path, old, new]``, ``old`` None to append) in one interpreter (one temporary Prefect server); its stderr.
     ``audited``: under the audit hook, its records in ``work/audit``."""
     log = work / "audit"
@@ -87,6 +90,7 @@ def run_steps(steps: list[dict], work: Path, audited: bool = False, timeout: int
     env.pop("PREFECT_API_URL", None)
     done = subprocess.run([sys.executable, "-c", RUNNER, str(work / "steps.json")], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
+    (work / "steps.log").write_text(done.stderr, encoding="utf-8")
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     return done.stderr
 

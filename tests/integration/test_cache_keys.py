@@ -151,12 +151,14 @@ def oracle_cases(data: Path, model: Path, project: Path, uri: str) -> list[tuple
                      "max_searches": 1, "max_turn_tokens": 8, "max_information_tokens": 32},
             "beta": 0.0, "max_steps": 1, "per_device_train_batch_size": 4, "save_steps": 1, "cpu_threads": 1,
             "sampling": {"n": 2, "temperature": 1.0, "max_new_tokens": 24, "seed": 0}, "audit": {"enabled": False}}
-    source = {"path": str(data / "msvamp" / "test_English.json"), "limit": 2}
-    data_only = {"languages": ["fr"], "source": source,
+    source = {"path": str(data / "msvamp" / "test_English.json"), "question_column": "m_query",
+              "answer_column": "response", "benchmark": "msvamp", "limit": 2,
+              "reference_path": str(data / "msvamp" / "test_{language}.json"), "reference_column": "m_query"}
+    data_only = {"languages": ["en", "fr"], "source": source,
                  "translation": {"model": fake, "sampling": {"max_new_tokens": 8}},
                  "traces": {"model": fake, "sampling": {"max_new_tokens": 8}, "prompt": {"style": "plain"},
                             "lcpr_rule": "lcb", "words_path": str(data / "words")}}
-    qa = {"model": fake, "sampling": {"n": 1, "max_new_tokens": 8}, "prompt": {"style": "plain"},
+    qa = {"model": {**tiny, "chat": False}, "sampling": {"n": 1, "max_new_tokens": 8}, "prompt": {"style": "plain"},
           "benchmarks": [{"name": "offline_qa", "languages": ["en"], "limit": 2}], "search": search}
     return [
         ("evaluate", {"name": "oracle-evaluation", "project_dir": str(project), "tracking": tracking,
@@ -168,6 +170,9 @@ def oracle_cases(data: Path, model: Path, project: Path, uri: str) -> list[tuple
         ("recipe", {"name": "oracle-recipe", "project_dir": str(project), "tracking": tracking, **recipe}),
         ("grpo", {"name": "oracle-lcrl", "project_dir": str(project), "tracking": tracking, "grpo": lcrl}),
         ("data?", {"name": "oracle-data", "project_dir": str(project), "tracking": tracking, "data": data_only}),
+        ("call:traces", {"name": "oracle-traces", "project_dir": str(project), "tracking": tracking,
+                         "data": {**data_only, "traces": {**data_only["traces"], "verifier": "exact", "per_language": 2,
+                                                          "early_stop": {"probe_per_language": 1, "min_share": 0.01}}}}),
     ]
 
 
