@@ -8,7 +8,8 @@ kinds of file are read:
   word list ``words_path``, a data source's file, a training set, an adapter, a
   retrieval corpus or index …) and a trainer's ``accelerate_config`` (a shipped
   name is its YAML file in ``components/training/accelerate/``, else the user's
-  path). ``settings_files`` finds them in a task's inputs; a path that is an
+  path), and the packaged file an unset field stands for (``DEFAULT_FILES``: the
+  offline retrieval corpus). ``settings_files`` finds them in a task's inputs; a path that is an
   interpreter (``server_python``) is no data and stays out.
 * **package data**: the non-Python files that ship beside a project module
   (``components/data/offline_qa/*.jsonl``, the accelerate YAMLs), found by
@@ -39,6 +40,9 @@ from pydantic import BaseModel
 from runtime.import_graph import file_stamp
 
 NOT_DATA = frozenset({"server_python"})  # path fields that name a program, not what it reads
+DEFAULT_FILES = {  # (section, field) -> the function naming the file read when the field is unset
+    ("RetrievalSettings", "corpus"): ("components.retrieval", "default_corpus"),
+}
 SKIPPED_PARTS = frozenset({"__pycache__", ".git"})
 MISSING = "missing"
 
@@ -104,6 +108,8 @@ def named_paths(value: Any) -> list[Path]:
         stored = value.__dict__  # not getattr: reading a field for the key is not consuming it
         paths = [Path(item).expanduser() for name, item in stored.items()
                  if isinstance(item, str) and name not in NOT_DATA and is_path_field(type(value), name)]
+        paths += [default_file(*where) for (section, name), where in DEFAULT_FILES.items()
+                  if type(value).__name__ == section and stored.get(name) is None]
         if isinstance(stored.get("accelerate_config"), str):
             paths.append(accelerate_file(stored["accelerate_config"]))
         return paths + [p for name, item in stored.items() if not isinstance(item, str) for p in named_paths(item)]
@@ -116,6 +122,13 @@ def named_paths(value: Any) -> list[Path]:
     if isinstance(value, dict):
         return [p for item in value.values() for p in named_paths(item)]
     return []
+
+
+def default_file(module: str, function: str) -> Path:
+    """The packaged file a field stands for when unset (``DEFAULT_FILES``: the retrieval corpus)."""
+    import importlib
+
+    return Path(getattr(importlib.import_module(module), function)())
 
 
 def accelerate_file(name: str) -> Path:

@@ -138,3 +138,12 @@ def test_a_path_template_names_every_file_it_matches(tmp_path):
     assert settings_files({"source": source}) == {
         str(tmp_path / "test_English.json"): ABC, str(tmp_path / "test_French.json"): ABC,
         str(tmp_path / "test_{language}.json"): MISSING}
+
+
+def test_an_unset_retrieval_corpus_is_the_packaged_one_by_content():
+    from components.retrieval import default_corpus
+    from components.settings.lcrl import RetrievalSettings
+
+    corpus = Path(default_corpus())
+    assert settings_files({"retrieval": RetrievalSettings()}) == {
+        str(corpus): hashlib.sha256(corpus.read_bytes()).hexdigest()}
