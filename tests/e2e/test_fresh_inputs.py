@@ -69,7 +69,7 @@ def states(shared_data, tiny_model_dir, tmp_path_factory):
         {"name": "gold edited", "command": "evaluate", "profile": evaluation,
          "edit": [str(data / "mgsm" / "mgsm_en.tsv"), "\t18\n", "\t19\n"]},
         {"name": "exemplar edited", "command": "evaluate", "profile": evaluation,
-         "edit": [str(data / "prompt" / "exemplars.json"), '"5 + 6 = 11."', '"5 + 6 = 11 (eleven)."']},
+         "edit": [str(data / "prompt" / "exemplars.json"), "Roger started with 5 balls.", "Roger had 5 balls."]},
         {"name": "word list edited", "command": "evaluate", "profile": evaluation,
          "edit": [str(data / "words"), None, "\nzzyzx\n"]},
         {"name": "accelerate config edited", "command": "recipe:data,sft", "profile": sft,
