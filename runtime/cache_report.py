@@ -11,7 +11,10 @@
   reaches, the digest of its own code and the versions of its stage's
   libraries, and the tag ``polyreason.cache.code.<task>`` the digest of them
   all. Two runs of one profile whose tags differ ran different code; the files
-  say which module or library changed.
+  say which module or library changed. The files the task's inputs named
+  (``files``: path -> sha256) and the hub commits they resolved to
+  (``revisions``, also the tags ``revision.model.<repo>`` /
+  ``revision.dataset.<repo>``) are recorded beside them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 from typing import Iterable
 
 from runtime.artifacts import PRODUCED_BY, write_atomic, writing
-from runtime.caching import code_of
+from runtime.caching import READ_BY_TASK, code_of
+from runtime.hub_revisions import revision_tags
 from runtime.tracking import RunRef, log_dict, note_cache, set_tags
 
 
@@ -30,8 +34,12 @@ def record_task_code(run: RunRef, tasks: Iterable) -> dict[str, str]:
     tags = {}
     for task in tasks:
         code = code_of(task)
-        log_dict(run, {"task": task.name, **code.summary()}, f"cache_key/{task.name}.json")
+        read = READ_BY_TASK.pop(task.name, {"files": {}, "revisions": {}})  # this stage's keys, not the next's
+        files = {path: value[:12] for path, value in read["files"].items()}
+        log_dict(run, {"task": task.name, **code.summary(), "files": files, "revisions": read["revisions"]},
+                 f"cache_key/{task.name}.json")
         tags[f"polyreason.cache.code.{task.name}"] = code.digest[:12]
+        tags.update(revision_tags(read["revisions"]))
     set_tags(run, tags)
     return tags
 

@@ -8,6 +8,9 @@ The key here is:
   (``components.settings.cache_view``: the fields a section declares
   ``OPERATIONAL`` — a timeout, a thread count — are left out, every other field
   counts) and upstream ``ArtifactRef``s entering by path and content fingerprint;
+* the files and hub repositories those inputs name, by content and by commit
+  (``runtime.file_inputs``: a benchmark directory, an exemplar file, a word list,
+  an accelerate config; ``runtime.hub_revisions``: a hub model or dataset);
 * the code the task runs, found from its source (``runtime.task_code``): its own
   function and helpers, the source of every project module they can reach, and
   the versions of the libraries its stages declare. Editing a scorer re-scores
@@ -39,6 +42,8 @@ from pydantic import BaseModel
 
 from components.settings import StrictSettings, cache_view
 from runtime.artifacts import ArtifactRef, log, problem
+from runtime.file_inputs import settings_files
+from runtime.hub_revisions import revisions
 from runtime.task_code import TaskCode, task_code
 
 CACHED = {"persist_result": True, "cache_expiration": None}
@@ -67,12 +72,31 @@ def inputs_key(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def inputs_read(inputs: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """What the inputs name outside themselves: files by content (``runtime.file_inputs``), hub repositories by
+    commit (``runtime.hub_revisions``)."""
+    return {"files": settings_files(inputs), "revisions": revisions(inputs)}
+
+
+READ_BY_TASK: dict[str, dict[str, dict[str, str]]] = {}  # task name -> files and revisions its keys covered
+# since its stage's run last recorded them (``runtime.cache_report.record_task_code`` takes them out)
+
+
+def remember_read(task_name: str, read: dict[str, dict[str, str]]) -> None:
+    """Keep what a key of ``task_name`` covered in this process, for the stage's run (``runtime.cache_report``)."""
+    kept = READ_BY_TASK.setdefault(task_name, {"files": {}, "revisions": {}})
+    for part, values in read.items():
+        kept[part].update(values)
+
+
 @dataclass
 class SettingsInputs(CachePolicy):
-    """Cache-key part: the task's inputs, settings by their cache view."""
+    """Cache-key part: the task's inputs, settings by their cache view, and the files and hub commits they name."""
 
     def compute_key(self, task_ctx, inputs: dict[str, Any], flow_parameters: dict[str, Any], **kwargs: Any) -> str:
-        return inputs_key(inputs or {})
+        read = inputs_read(inputs or {})
+        remember_read(getattr(getattr(task_ctx, "task", None), "name", "task"), read)
+        return inputs_key({"inputs": inputs or {}, "read": read})
 
 
 @dataclass

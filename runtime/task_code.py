@@ -20,6 +20,10 @@ code is found, not listed:
   ``STAGE_LIBRARIES`` (a task names its stages); an upgrade of math-verify
   re-scores, an upgrade of trl re-trains.
 
+* **the data shipped beside those modules**: the non-Python files of their
+  directories (``runtime.file_inputs.package_data``: the offline QA set, the
+  accelerate YAMLs), by content.
+
 ``task_code(fn, stages)`` returns the ingredients (each module's sha256, the
 library versions, the digest of the task's own code); ``runtime.caching`` turns
 them into the key, and a stage's MLflow run records them, so a user sees why a
@@ -38,6 +42,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
+from runtime.file_inputs import package_data
 from runtime.import_graph import PACKAGES, REPO, file_stamp, graph_of, modules_of, reachable, resolved_import
 
 STAGE_LIBRARIES: dict[str, tuple[str, ...]] = {  # stage -> distributions whose behaviour decides its output
@@ -64,17 +69,20 @@ class TaskCode:
     own: str
     modules: dict[str, str] = field(default_factory=dict)
     libraries: dict[str, str] = field(default_factory=dict)
+    data: dict[str, str] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        payload = repr((self.own, sorted(self.modules.items()), sorted(self.libraries.items())))
+        payload = repr((self.own, sorted(self.modules.items()), sorted(self.libraries.items()),
+                        sorted(self.data.items())))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready ingredients (hashes shortened to 12 characters) for a run's record."""
         return {"digest": self.digest[:12], "own_code": self.own[:12],
                 "modules": {name: value[:12] for name, value in sorted(self.modules.items())},
-                "libraries": dict(sorted(self.libraries.items()))}
+                "libraries": dict(sorted(self.libraries.items())),
+                "data": {name: value[:12] for name, value in sorted(self.data.items())}}
 
 
 def task_code(fn: Callable, stages: tuple[str, ...]) -> TaskCode:
@@ -88,7 +96,8 @@ def task_code(fn: Callable, stages: tuple[str, ...]) -> TaskCode:
     modules = reachable_modules(starts, paths) - {module}
     libraries = sorted({name for stage in stages for name in STAGE_LIBRARIES[stage]})
     return TaskCode(own=own, modules={name: file_hash(paths[name]) for name in sorted(modules)},
-                    libraries={name: library_version(name) for name in libraries})
+                    libraries={name: library_version(name) for name in libraries},
+                    data=package_data(modules | {module}, paths, REPO))
 
 
 def own_code(module: str, function: str, paths: dict[str, Path]) -> tuple[str, frozenset[str]]:
