@@ -26,7 +26,6 @@ adapter merged in (``ModelSettings.adapter``).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -35,6 +34,7 @@ from components.generation.base import (
     GenerationStats,
     encode_prompts,
     generated_length,
+    prompt_seed,
     replicate_greedy,
     resolve_model,
     run_batches,
@@ -164,20 +164,6 @@ class TransformersGenerator:
         count = generated_length(token_ids, eos, self._tokenizer.pad_token_id)
         text = self._tokenizer.decode(token_ids[:count], skip_special_tokens=True)
         return Completion(text=text, num_tokens=count)
-
-
-def prompt_seed(seed: int, prompt: str) -> int:
-    """The seed of one prompt's samples: the first 63 bits of sha256(``seed``, NUL, the prompt's text).
-
-    Decided by the run's seed and the prompt alone, never by its position in a call, so every cut of the work
-    gives a prompt the same draws; two seeds give a prompt unrelated draws. Written here: torch seeds one
-    generator with one integer, and no library derives per-item seeds from text.
-
-    >>> prompt_seed(3, "2+2?") == prompt_seed(3, "2+2?"), prompt_seed(3, "2+2?") == prompt_seed(4, "2+2?")
-    (True, False)
-    """
-    digest = hashlib.sha256(f"{seed}\x00{prompt}".encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def merged_adapter(model: Any, adapter: str) -> Any:

