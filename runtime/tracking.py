@@ -53,7 +53,7 @@ OWNER_TAG = "polyreason.owner"
 _OPEN: dict[str, "RunRef"] = {}  # run id -> run, for runs this process has open
 KILLED: list[str] = []  # ids of the runs this process closed as KILLED
 MAX_PARAM_VALUE = 6000
-SECRET_MARKERS = ("api_key", "token", "secret", "password")
+SECRET_NAMES = ("api_key", "apikey", "token", "secret", "password", "passwd", "credentials")  # a key's last part
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,19 @@ def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str
 
 
 def is_secret_key(key: str) -> bool:
-    """True for parameter names that may hold a secret value (never logged)."""
-    lowered = key.lower()
-    return any(marker in lowered for marker in SECRET_MARKERS) and not lowered.endswith("_env")
+    """True when a parameter's last dotted part names a secret *value* (never logged); every other key is logged.
+
+    The last part is the secret's name (``api_key``, ``token``, ``secret``, ``password``...) or ends with
+    ``_<name>`` (``hf_token``, ``openai_api_key``). A key that merely contains such a word is a setting:
+    ``max_new_tokens`` counts tokens, and an ``*_env`` key (``api_key_env``) holds the *name* of the
+    environment variable with the secret, never the secret itself, so it is logged.
+
+    >>> [is_secret_key(k) for k in ("evaluation.sampling.max_new_tokens", "evaluation.model.api_key_env",
+    ...                              "evaluation.model.api_key", "hub.hf_token", "db.password")]
+    [False, False, True, True, True]
+    """
+    last = key.lower().rsplit(".", 1)[-1]
+    return any(last == name or last.endswith(f"_{name}") for name in SECRET_NAMES)
 
 
 def _param_entities(params: Mapping[str, Any]):
@@ -184,7 +194,7 @@ def flow_run_tags() -> dict[str, str]:
 
 
 def log_params(ref: RunRef, params: Mapping[str, Any]) -> None:
-    """Log params in batches of 100 (MLflow's limit); secret-looking keys are skipped."""
+    """Log params in batches of 100 (MLflow's limit); keys naming a secret value (``is_secret_key``) are skipped."""
     entities = _param_entities(flatten(dict(params)))
     for start in range(0, len(entities), 100):
         client(ref.tracking_uri).log_batch(ref.run_id, params=entities[start : start + 100])
