@@ -183,13 +183,18 @@ def run_title(name: str, label: str | None, run_id: str) -> str:
 
 
 def flow_run_tags() -> dict[str, str]:
-    """The Prefect flow run this code runs in (``prefect.runtime.flow_run``): id, name and UI page; empty outside one."""
+    """The Prefect flow run this code runs in (``prefect.runtime.flow_run``): id, name and UI page; empty outside one.
+
+    The page only where a server with a UI is configured: without one (Prefect's ephemeral in-process server)
+    ``PREFECT_UI_URL`` is unset and ``flow_run.ui_url`` would read ``None/flow-runs/...``.
+    """
     from prefect.runtime import flow_run
+    from prefect.settings import PREFECT_UI_URL
 
     if not flow_run.id:
         return {}
     tags = {"prefect.flow_run.id": str(flow_run.id), "prefect.flow_run.name": str(flow_run.name or "")}
-    url = flow_run.ui_url
+    url = flow_run.ui_url if PREFECT_UI_URL.value() else None
     return {**tags, "prefect.flow_run.url": url} if url else tags
 
 
@@ -360,3 +365,12 @@ def run_url(ref: RunRef) -> str:
     if ref.tracking_uri.startswith(("http://", "https://")):
         return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}?{UI_VIEW}"
     return f"{ref.tracking_uri} (run {ref.run_id}; open with: mlflow ui --backend-store-uri {ref.tracking_uri})"
+
+
+def runs_page(server: str, experiment: str = TrackingSettings().experiment) -> str:
+    """The runs table of ``experiment`` on the MLflow server at ``server`` (created, model-training kind, if new).
+
+    A bare server URL opens MLflow 3.17's GenAI view (traces, token usage); this page opens the runs.
+    """
+    experiment_id = ensure_experiment(server, experiment, None)
+    return f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?{UI_VIEW}"
