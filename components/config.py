@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.setting_keys import key_problem
 from components.settings import Profile, ProfileError, cache_view
 
 __all__ = ["apply_override", "apply_overrides", "fingerprint", "flatten", "format_validation_error", "load_profile",
@@ -79,6 +80,12 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     for item in error.errors():
         where = ".".join(str(p) for p in item["loc"]) or "(profile)"
         message = item["msg"].removeprefix("Value error, ")
+        loc = [str(p) for p in item["loc"]]
+        problem = key_problem(Profile, loc) if item["type"] == "extra_forbidden" and loc \
+            and key_problem(Profile, loc[:-1]) is None else None  # a key of a profile (not of a nested model's own)
+        if problem:  # a mistyped key: the line names the closest one
+            lines.append(f"  - {problem}")
+            continue
         for number, text in enumerate(message.splitlines()):
             lines.append(f"  - {where}: {text}" if number == 0 else f"      {text}")
     return "\n".join(lines)
@@ -110,6 +117,9 @@ def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
     changed: dict[str, str] = {}
     for text in overrides:
         path, value = parse_override(text)
+        problem = key_problem(Profile, path)
+        if problem:
+            raise ProfileError(f"override {text!r}: {problem}")
         before = value_at(data, path)
         apply_override(data, path, value, text)
         key = ".".join(path)
