@@ -130,15 +130,17 @@ def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
 
 
 def labelled(profile: Profile, original: dict, changed: list[str]) -> Profile:
-    """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``).
+    """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``), which it
+    also keeps key by key (``tracking.overrides``).
 
     An override changed the profile when its key's validated value differs from the profile's without
     overrides (a default counts as the profile's value); when that profile does not validate on its own,
     every override that changed the mapping counts. A label set by an override stays, and ``tracking``
     keys say where results go, nothing about the run.
+
+    >>> load_profile_dict({"name": "t"}, ["tracking.experiment=x", "name=u"]).tracking.overrides
+    {'name': 'u'}
     """
-    if any(text.startswith("tracking.run_label=") for text in changed):
-        return profile
     telling = [text for text in changed if not text.startswith("tracking.")]
     if telling:
         try:
@@ -148,7 +150,10 @@ def labelled(profile: Profile, original: dict, changed: list[str]) -> Profile:
             pass
     if not telling:
         return profile
-    return profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": " ".join(telling)})})
+    update = {"overrides": {".".join(path_of(t)): t.split("=", 1)[1] for t in telling}}
+    if not any(text.startswith("tracking.run_label=") for text in changed):
+        update["run_label"] = " ".join(telling)
+    return profile.model_copy(update={"tracking": profile.tracking.model_copy(update=update)})
 
 
 def path_of(override: str) -> list[str]:

@@ -101,8 +101,11 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
     model = model or resolve_model_task(section.model, project, "base", uri)
     tags = {"polyreason.model_tag": model.tag, "polyreason.model_fingerprint": model.fingerprint[:16],
             **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
+    evaluated = section.model_copy(update={"model": model.model})  # the params name the weights it evaluated
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
-                            params=flatten(section, "evaluation."), tags=tags, parent=parent) as run:
+                            params={**flatten(evaluated, "evaluation."), "evaluation.model_tag": model.tag,
+                                    **({"evaluation.registered": model.registered} if model.registered else {})},
+                            tags=tags, parent=parent) as run:
         model_id = evaluated_model_task(run, model, logged_model)
         prepared_benchmarks = [prepare_benchmark(b, section, model) for b in section.benchmarks]
         index = search_index(section, project)

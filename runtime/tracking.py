@@ -164,9 +164,18 @@ def open_run(
     ref = RunRef(uri, run.info.run_id, experiment_id)
     mlflow_client.update_run(ref.run_id, name=run_title(run_name, settings.run_label, ref.run_id))
     _OPEN[ref.run_id] = ref
-    if params:
-        log_params(ref, params)
+    settings_params = {k: v for k, v in flatten(dict(params or {})).items() if not k.startswith("tracking.overrides")}
+    log_params(ref, {**settings_params, **override_params(settings)})  # the overrides once, each its own param
     return ref
+
+
+def override_params(settings: TrackingSettings) -> dict[str, str]:
+    """Each override that changed the profile as a param of its own: ``override.<dotted key>`` = the value typed.
+
+    >>> override_params(TrackingSettings(overrides={"evaluation.benchmarks.0.limit": "8"}))
+    {'override.evaluation.benchmarks.0.limit': '8'}
+    """
+    return {f"override.{key}": value for key, value in settings.overrides.items()}
 
 
 def run_title(name: str, label: str | None, run_id: str) -> str:

@@ -59,3 +59,20 @@ def test_training_and_generation_runs_log_system_metrics_at_the_set_interval(tmp
     assert len(client.get_metric_history(sft.run_id, "system/cpu_utilization_percentage")) >= 2  # every 0.5 s
     assert not [k for k in client.get_run(recipe.run_id).data.metrics if k.startswith("system/")]  # no work of its own
     assert not [k for k in client.get_run(quiet.run_id).data.metrics if k.startswith("system/")]  # turned off
+
+
+def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
+    from pathlib import Path
+
+    from components.config import flatten, load_profile
+
+    demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
+    profile = load_profile(demo, ["evaluation.benchmarks.0.limit=8", "grpo.sampling.max_new_tokens=48"])
+    run = tracking.open_run(profile.tracking.model_copy(update={"experiment": "params"}), tmp_path, "demo-recipe",
+                            params=flatten(profile))
+    params = tracking.client(run.tracking_uri).get_run(run.run_id).data.params
+    assert params["override.evaluation.benchmarks.0.limit"] == "8"
+    assert params["override.grpo.sampling.max_new_tokens"] == params["grpo.sampling.max_new_tokens"] == "48"
+    lengths = {key for key in flatten(profile) if key.endswith("max_new_tokens") and not key.startswith("tracking.")}
+    assert len(lengths) >= 3 and lengths <= set(params)  # every generation length of the demo
+    assert not [key for key in params if key.startswith("tracking.overrides")]  # each override once
