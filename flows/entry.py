@@ -28,6 +28,8 @@ from prefect import flow
 from components.config import load_profile, load_profile_dict
 from components.settings import Profile, ProfileError
 from flows.commands import COMMANDS, sections_for
+from runtime.flow_artifacts import results_on_started_run
+from runtime.flow_names import entry_run_name
 from runtime.plans import checked_plan, publish_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +83,8 @@ def entry_flow(command: str):
         except ProfileError as error:  # a mistyped key, a bad value, a setting the plan refuses: no traceback
             return refused(str(error))
         publish_plan(plan)
-        return runner(chosen)
+        with results_on_started_run():  # this flow run's page shows the results its subflows publish
+            return runner(chosen)
 
     run.__doc__ = f"""{help_text}
 
@@ -91,7 +94,7 @@ def entry_flow(command: str):
             evaluation.benchmarks.0.limit=20 (values are read as YAML).
         advanced_profile: A whole profile instead of a file (then ``profile`` is ignored); the same checks apply.
     """
-    return flow(name=command, log_prints=True)(run)
+    return flow(name=command, log_prints=True, flow_run_name=entry_run_name(command))(run)
 
 
 recipe = entry_flow("recipe")

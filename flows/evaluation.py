@@ -23,6 +23,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
@@ -90,7 +91,7 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
                            scored=not was_cached(scoring), load_errors=len(bench.errors))
 
 
-@flow(name="polyreason-evaluation", persist_result=True)
+@flow(name="polyreason-evaluation", flow_run_name=stage_run_name("evaluation"), persist_result=True)
 def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None,
                     run_tags: dict[str, str] | None = None, logged_model: str | None = None) -> EvaluationOutputs:
     """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run;

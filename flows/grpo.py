@@ -20,6 +20,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -58,7 +59,7 @@ def lcrl_section(section: GRPOStageSettings, project: Project) -> GRPOStageSetti
     return section.model_copy(update={"dataset": dataset, "lcrl": lcrl.model_copy(update={"retrieval": retrieval})})
 
 
-@flow(name="polyreason-grpo", persist_result=True)
+@flow(name="polyreason-grpo", flow_run_name=stage_run_name("grpo"), persist_result=True)
 def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | None = None,
               parent: RunRef | None = None) -> GRPOOutputs:
     """Audit the reward, train with GRPO, log everything; returns the final weights."""

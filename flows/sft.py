@@ -12,6 +12,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -22,7 +23,7 @@ from tasks.models import resolve_model_task
 from tasks.sft import log_sft_task, sft_task
 
 
-@flow(name="polyreason-sft", persist_result=True)
+@flow(name="polyreason-sft", flow_run_name=stage_run_name("sft"), persist_result=True)
 def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) -> SFTOutputs:
     """Train a LoRA adapter on the SFT set of ``data``; returns the run directory and the adapter."""
     profile, project = prepared(profile)

@@ -1,0 +1,50 @@
+"""The flow run a person starts from the Run form: named like its MLflow runs, its page showing the results
+of the stage subflows it ran, and the MLflow run holding every setting and each override as a param."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture
+def fake_profiles(tmp_path, shared_data, monkeypatch):
+    profile = {"name": "fake-eval", "tracking": {"experiment": "started"},
+               "evaluation": {"model": {"backend": "fake", "model": "fake"},
+                              "sampling": {"n": 1, "max_new_tokens": 16},
+                              "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"),
+                                              "languages": ["fr"], "limit": 2}]}}
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "fake-eval.yaml").write_text(json.dumps(profile), encoding="utf-8")
+    monkeypatch.setenv("POLYREASON_PROFILES_DIR", str(tmp_path / "profiles"))
+    monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path / "project"))
+    return tmp_path
+
+
+def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profiles):
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, \
+        FlowRunFilterParentFlowRunId
+
+    from flows.entry import evaluate
+    from runtime import tracking
+
+    state = evaluate(profile="fake-eval", overrides=["evaluation.sampling.seed=3"], return_state=True)
+    assert state.is_completed(), state.message
+    summary = state.result()
+    with get_client(sync_client=True) as client:
+        started = client.read_flow_run(state.state_details.flow_run_id)
+        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[started.id])))
+        keys = {a.key for a in client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[started.id])))}
+    assert started.name == "fake-eval-evaluate · evaluation.sampling.seed=3"
+    assert [run.name for run in children] == ["fake-eval-evaluation-base · evaluation.sampling.seed=3"]
+    assert {"plan-fake-eval", "fake-eval-evaluation-base-metrics", "fake-eval-evaluation-base-mlflow-run"} <= keys
+
+    uri = tracking.tracking_uri(tracking.TrackingSettings(), fake_profiles / "project")
+    params = tracking.client(uri).get_run(summary["run_id"]).data.params
+    assert params["override.evaluation.sampling.seed"] == "3"
+    assert params["evaluation.sampling.max_new_tokens"] == "16"
+    assert params["evaluation.model.model"] == "fake" and params["evaluation.model_tag"] == "base"
