@@ -22,7 +22,23 @@ def fake_profiles(tmp_path, shared_data, monkeypatch):
     return tmp_path
 
 
-def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profiles):
+@pytest.fixture
+def run_logs(monkeypatch):
+    """The lines Prefect's API log handler is given for the server (a spy: the real handler still sends them)."""
+    from prefect.logging.handlers import APILogHandler
+
+    lines: list[str] = []
+    real = APILogHandler.emit
+
+    def emit(self, record):
+        lines.append(record.getMessage())
+        return real(self, record)
+
+    monkeypatch.setattr(APILogHandler, "emit", emit)
+    return lines
+
+
+def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profiles, run_logs):
     from prefect import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, \
         FlowRunFilterParentFlowRunId
@@ -42,6 +58,10 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     assert started.name == "fake-eval-evaluate · evaluation.sampling.seed=3"
     assert [run.name for run in children] == ["fake-eval-evaluation-base · evaluation.sampling.seed=3"]
     assert {"plan-fake-eval", "fake-eval-evaluation-base-metrics", "fake-eval-evaluation-base-mlflow-run"} <= keys
+
+    logged = run_logs
+    assert "generate base: prompts 2/2" in " ".join(logged)  # the stage's progress, in the run's logs
+    assert any(line.startswith("evaluation base: done in") for line in logged)
 
     uri = tracking.tracking_uri(tracking.TrackingSettings(), fake_profiles / "project")
     params = tracking.client(uri).get_run(summary["run_id"]).data.params
