@@ -140,11 +140,18 @@ def cell_text(value):
     return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in value)
 
 
-def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> str:
+def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str, source: str | None = None) -> str:
     """Each checkpoint (its adapter, curriculum and reset files) and the final adapter as a logged model of ``run``,
-    with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id."""
+    with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id.
+
+    ``source``: on a cache hit, the run that trained these files; its logged models are linked to ``run``
+    (``logged_models.link_source_models``) and nothing is logged or copied again."""
     from runtime import tracking
-    from runtime.logged_models import MODEL_PREFIX, log_model
+    from runtime.logged_models import MODEL_PREFIX, link_source_models, log_model
+
+    linked = link_source_models(run, source) if source else {}
+    if f"{stage}-adapter" in linked:
+        return linked[f"{stage}-adapter"]
 
     out = Path(trained.run.path)
     checkpoints = sorted((out / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))

@@ -234,6 +234,18 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
         assert children2[stage]["tags"]["polyreason.cache.source_run"] == children[stage]["info"]["run_id"], stage
     assert children2["sft"]["tags"]["polyreason.cache.code.sft-train"] == children["sft"]["tags"][
         "polyreason.cache.code.sft-train"]  # same code, same libraries: the key differs in nothing but the run
+    def outputs(run):
+        return {o["model_id"] for o in run.get("outputs", {}).get("model_outputs", [])}
+
+    def measured(run):
+        return [m["model_id"] for m in run["inputs"]["model_inputs"]]
+
+    assert outputs(children2["sft"]) == outputs(children["sft"])  # the hit links the source's models, logs none
+    assert all(mlflow.logged_model(m)["info"]["source_run_id"] == children["sft"]["info"]["run_id"]
+               for m in outputs(children2["sft"]))
+    assert children["sft"]["info"]["run_id"] in children2["sft"]["tags"]["polyreason.cache.source_run_url"]
+    assert measured(children2["evaluation-base"]) == measured(children["evaluation-base"])  # one base reference
+    assert measured(children2["evaluation-sft"]) == measured(children["evaluation-sft"])
     assert children2["grpo"]["tags"]["polyreason.cache"] == "miss"
     assert children2["evaluation-grpo"]["tags"]["polyreason.cache"] == "miss"
     assert not any(b["generated"] for e in second["evaluations"][:2] for b in e["benchmarks"].values())
