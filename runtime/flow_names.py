@@ -8,14 +8,18 @@ evaluation, the evaluated model's tag), then the overrides that changed the
 profile (``tracking.run_label``), as ``runtime.tracking.run_title`` names the
 MLflow run, less the run id: ``cpu-demo-evaluation-grpo · evaluation.sampling.n=4``.
 The entry flows of the Run form are named from their own parameters
-(``entry_run_name``): ``cpu-demo-recipe · evaluation.benchmarks.0.limit=8``.
+(``entry_run_name``): ``cpu-demo-recipe · evaluation.benchmarks.0.limit=8``, unless the
+person typed a Run Name in the form: a name that is not Prefect's own (two
+lowercase words, ``rare-scallop``) stays.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 MAX_NAME = 120
+GENERATED = re.compile(r"^[a-z]+-[a-z]+$")  # Prefect's own flow run names: two words from coolname's lists
 
 
 def _field(value: Any, name: str) -> Any:
@@ -77,6 +81,9 @@ def entry_run_name(command: str) -> Callable[[], str]:
     def name() -> str:
         from prefect.runtime import flow_run
 
+        given = flow_run.name
+        if given and not GENERATED.match(given):  # typed in the Run form
+            return given
         return entry_title(dict(flow_run.parameters or {}), command)
 
     return name
