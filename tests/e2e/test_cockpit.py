@@ -186,9 +186,8 @@ def flow_run_names(api_url: str, root: str) -> dict[str, str]:
 
 
 def duplicated_models(mlflow, experiment: str) -> list[str]:
-    """Names of the stages' logged models (checkpoints, adapters, GRPO models, references) that exist more than once:
-    a re-run of the same work must link the first, never log a copy. Registered versions' models (distinct weights
-    under one name, told apart by their digest) are left out."""
+    """The logged models a re-run copied: any whose source run was a cache hit (such a run must link the models
+    of the run that did the work, never log its own), and a reference model logged twice for one fingerprint."""
     models, token = [], None
     while True:
         page = mlflow.call("logged-models/search", {"experiment_ids": [experiment], "max_results": 100,
@@ -197,9 +196,11 @@ def duplicated_models(mlflow, experiment: str) -> list[str]:
         token = page.get("next_page_token")
         if not token:
             break
-    names = [m["info"]["name"] for m in models
-             if not any(t["key"] == "polyreason.weights_digest" for t in m["info"].get("tags", []))]
-    return sorted({name for name in names if names.count(name) > 1})
+    hits = {r["info"]["run_id"] for r in mlflow.runs("tags.`polyreason.cache` = 'hit'")}
+    copied = [m["info"]["name"] for m in models if m["info"].get("source_run_id") in hits]
+    references = [(m["info"]["name"], p["value"]) for m in models for p in m.get("data", {}).get("params", [])
+                  if p["key"] == "fingerprint" and str(m["info"].get("model_type", "")).endswith("-reference")]
+    return sorted(set(copied) | {f"{name} ({fp[:8]})" for name, fp in references if references.count((name, fp)) > 1})
 
 
 def choose(page, profile: str) -> None:

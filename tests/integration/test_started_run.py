@@ -64,7 +64,10 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     assert any(line.startswith("evaluation base: done in") for line in logged)
 
     uri = tracking.tracking_uri(tracking.TrackingSettings(), fake_profiles / "project")
-    params = tracking.client(uri).get_run(summary["run_id"]).data.params
+    run = tracking.client(uri).get_run(summary["run_id"])
+    params = run.data.params
+    assert run.data.tags["prefect.flow_run.name"] == "fake-eval-evaluation-base · evaluation.sampling.seed=3"
+    assert "prefect.flow_run.url" not in run.data.tags  # Prefect's in-process server has no UI to link to
     assert params["override.evaluation.sampling.seed"] == "3"
     assert params["evaluation.sampling.max_new_tokens"] == "16"
     assert params["evaluation.model.model"] == "fake" and params["evaluation.model_tag"] == "base"
