@@ -3,23 +3,21 @@ of the stage subflows it ran, and the MLflow run holding every setting and each 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 
 @pytest.fixture
-def fake_profiles(tmp_path, shared_data, monkeypatch):
-    profile = {"name": "fake-eval", "tracking": {"experiment": "started"},
-               "evaluation": {"model": {"backend": "fake", "model": "fake"},
-                              "sampling": {"n": 1, "max_new_tokens": 16},
-                              "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"),
-                                              "languages": ["fr"], "limit": 2}]}}
-    (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "fake-eval.yaml").write_text(json.dumps(profile), encoding="utf-8")
-    monkeypatch.setenv("POLYREASON_PROFILES_DIR", str(tmp_path / "profiles"))
+def fake_profile(tmp_path, shared_data, monkeypatch):
+    """A whole profile as the Run form's ``advanced_profile`` (the profiles folder, read when ``flows.entry`` is
+    first imported, stays the repository's)."""
+    from components.config import load_profile_dict
+
     monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path / "project"))
-    return tmp_path
+    return load_profile_dict({"name": "fake-eval", "tracking": {"experiment": "started"},
+                              "evaluation": {"model": {"backend": "fake", "model": "fake"},
+                                             "sampling": {"n": 1, "max_new_tokens": 16},
+                                             "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"),
+                                                             "languages": ["fr"], "limit": 2}]}})
 
 
 @pytest.fixture
@@ -38,7 +36,8 @@ def run_logs(monkeypatch):
     return lines
 
 
-def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profiles, run_logs):
+def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profile, tmp_path,
+                                                                                         run_logs):
     from prefect import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, \
         FlowRunFilterParentFlowRunId
@@ -46,7 +45,7 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     from flows.entry import evaluate
     from runtime import tracking
 
-    state = evaluate(profile="fake-eval", overrides=["evaluation.sampling.seed=3"], return_state=True)
+    state = evaluate(advanced_profile=fake_profile, overrides=["evaluation.sampling.seed=3"], return_state=True)
     assert state.is_completed(), state.message
     summary = state.result()
     with get_client(sync_client=True) as client:
@@ -63,7 +62,7 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     assert "generate base: prompts 2/2" in " ".join(logged)  # the stage's progress, in the run's logs
     assert any(line.startswith("evaluation base: done in") for line in logged)
 
-    uri = tracking.tracking_uri(tracking.TrackingSettings(), fake_profiles / "project")
+    uri = tracking.tracking_uri(tracking.TrackingSettings(), tmp_path / "project")
     run = tracking.client(uri).get_run(summary["run_id"])
     params = run.data.params
     assert run.data.tags["prefect.flow_run.name"] == "fake-eval-evaluation-base · evaluation.sampling.seed=3"
