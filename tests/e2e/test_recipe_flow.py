@@ -221,7 +221,7 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
     trained = tags["polyreason.trained_model"].removeprefix("models:/")  # the version leads to the GRPO stage's model
     assert trained in {o["model_id"] for o in children["grpo"]["outputs"]["model_outputs"]}
-    assert trained in version["description"] and version["model_id"] in version["description"]
+    assert trained in version["description"] and version["source"].removeprefix("models:/") in version["description"]
 
     second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5",
                                "execution.runner=threads", "execution.workers=2", as_json=True)  # fanned out
