@@ -41,8 +41,10 @@ def up(project_dir: Path = PROJECT_OPTION,
         stack, started = stack_module.up(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
     except stack_module.StackError as error:
         _fail(f"{error}; {_stopped(stack_module.STOPPED)}")
+    from runtime.tracking import runs_page
+
     typer.echo(f"{'started' if started else 'already running'}:\n  Prefect UI  {stack.prefect_url}\n"
-               f"  MLflow UI   {stack.mlflow_url}\nlater polyreason commands in {project_dir.resolve()} use them; "
+               f"  MLflow UI   {runs_page(stack.mlflow_url)}\nlater polyreason commands in {project_dir.resolve()} use them; "
                "next: polyreason deploy, then polyreason worker")
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.setting_keys import key_problem
 from components.settings import Profile, ProfileError, cache_view
 
 __all__ = ["apply_override", "apply_overrides", "checked_trainers", "fingerprint", "flatten", "format_validation_error",
@@ -88,6 +89,12 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     for item in error.errors():
         where = ".".join(str(p) for p in item["loc"]) or "(profile)"
         message = item["msg"].removeprefix("Value error, ")
+        loc = [str(p) for p in item["loc"]]
+        problem = key_problem(Profile, loc) if item["type"] == "extra_forbidden" and loc \
+            and key_problem(Profile, loc[:-1]) is None else None  # a key of a profile (not of a nested model's own)
+        if problem:  # a mistyped key: the line names the closest one
+            lines.append(f"  - {problem}")
+            continue
         for number, text in enumerate(message.splitlines()):
             lines.append(f"  - {where}: {text}" if number == 0 else f"      {text}")
     return "\n".join(lines)
@@ -119,6 +126,9 @@ def apply_overrides(data: dict, overrides: list[str]) -> list[str]:
     changed: dict[str, str] = {}
     for text in overrides:
         path, value = parse_override(text)
+        problem = key_problem(Profile, path)
+        if problem:
+            raise ProfileError(f"override {text!r}: {problem}")
         before = value_at(data, path)
         apply_override(data, path, value, text)
         key = ".".join(path)
@@ -136,15 +146,17 @@ def validation_context(trl_checks: Iterable[str] | None) -> dict | None:
 
 
 def labelled(profile: Profile, original: dict, changed: list[str], context: dict | None = None) -> Profile:
-    """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``).
+    """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``), which it
+    also keeps key by key (``tracking.overrides``).
 
     An override changed the profile when its key's validated value differs from the profile's without
     overrides (a default counts as the profile's value); when that profile does not validate on its own,
     every override that changed the mapping counts. A label set by an override stays, and ``tracking``
     keys say where results go, nothing about the run.
+
+    >>> load_profile_dict({"name": "t"}, ["tracking.experiment=x", "name=u"]).tracking.overrides
+    {'name': 'u'}
     """
-    if any(text.startswith("tracking.run_label=") for text in changed):
-        return profile
     telling = [text for text in changed if not text.startswith("tracking.")]
     if telling:
         try:
@@ -155,7 +167,10 @@ def labelled(profile: Profile, original: dict, changed: list[str], context: dict
             pass
     if not telling:
         return profile
-    return profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": " ".join(telling)})})
+    update = {"overrides": {".".join(path_of(t)): t.split("=", 1)[1] for t in telling}}
+    if not any(text.startswith("tracking.run_label=") for text in changed):
+        update["run_label"] = " ".join(telling)
+    return profile.model_copy(update={"tracking": profile.tracking.model_copy(update=update)})
 
 
 def path_of(override: str) -> list[str]:

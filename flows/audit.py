@@ -15,6 +15,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef
@@ -61,7 +62,7 @@ def number_only_generations(profile: Profile, evaluation: EvaluationOutputs | No
     return number_only_generation_task(generations, evaluation.model.model, profile.evaluation.sampling, project)
 
 
-@flow(name="polyreason-audit", persist_result=True)
+@flow(name="polyreason-audit", flow_run_name=stage_run_name("audit"), persist_result=True)
 def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None,
                parent: RunRef | None = None) -> AuditOutputs:
     """Run every audit step on the profile's generations (or the evaluation's); returns the audit's figures."""

@@ -18,6 +18,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -53,7 +54,7 @@ def written_sft_set(profile: Profile, run: RunRef, project: Project) -> tuple[di
     return {"traces": log_step_task(run, "traces", traces.result())}, [traces]
 
 
-@flow(name="polyreason-data", persist_result=True)
+@flow(name="polyreason-data", flow_run_name=stage_run_name("data"), persist_result=True)
 def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
     """Build the SFT set; returns it with the step reports."""
     profile, project = prepared(profile)

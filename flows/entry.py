@@ -11,7 +11,7 @@ short and any experiment starts without re-deploying:
 The choice is validated by the same code as the CLI (every registry name and
 cross-section rule, then the plan's refusals for the stages the command runs)
 before any work starts; a bad override fails the flow run with a message that
-names the key. The flow run carries the plan as a markdown artifact. The profiles folder is
+names the key (one line in its log and its state, no traceback). The flow run carries the plan as a markdown artifact. The profiles folder is
 ``POLYREASON_PROFILES_DIR`` or the repository's ``profiles/``; the project
 directory (where artifacts, ``mlruns/`` and caches live) is
 ``POLYREASON_PROJECT_DIR``, which ``polyreason deploy`` sets on the deployments.
@@ -26,8 +26,10 @@ from typing import Literal
 from prefect import flow
 
 from components.config import load_profile, load_profile_dict
-from components.settings import Profile
+from components.settings import Profile, ProfileError
 from flows.commands import COMMANDS, sections_for, trained_sections
+from runtime.flow_artifacts import results_on_started_run
+from runtime.flow_names import entry_run_name
 from runtime.plans import checked_plan, publish_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,15 +66,29 @@ def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile
     return chosen.model_copy(update={"project_dir": str(Path(project).resolve())})
 
 
+def refused(message: str):
+    """The flow run's end for settings that cannot run: the message in its log and its Failed state, no traceback."""
+    from prefect import get_run_logger
+    from prefect.states import Failed
+
+    get_run_logger().error(message)
+    return Failed(message=message)
+
+
 def entry_flow(command: str):
     """The UI entry of ``polyreason <command>``."""
     runner, help_text = COMMANDS[command]
 
     def run(profile: ProfileName = DEFAULT_PROFILE, overrides: list[str] = [],  # noqa: B006 - never mutated
             advanced_profile: Profile | None = None) -> dict:
-        chosen = chosen_profile(profile, overrides, advanced_profile, command)
-        publish_plan(checked_plan(chosen, sections_for(command, chosen)))
-        return runner(chosen)
+        try:
+            chosen = chosen_profile(profile, overrides, advanced_profile, command)
+            plan = checked_plan(chosen, sections_for(command, chosen))
+        except ProfileError as error:  # a mistyped key, a bad value, a setting the plan refuses: no traceback
+            return refused(str(error))
+        publish_plan(plan)
+        with results_on_started_run():  # this flow run's page shows the results its subflows publish
+            return runner(chosen)
 
     run.__doc__ = f"""{help_text}
 
@@ -82,7 +98,7 @@ def entry_flow(command: str):
             evaluation.benchmarks.0.limit=20 (values are read as YAML).
         advanced_profile: A whole profile instead of a file (then ``profile`` is ignored); the same checks apply.
     """
-    return flow(name=command, log_prints=True)(run)
+    return flow(name=command, log_prints=True, flow_run_name=entry_run_name(command))(run)
 
 
 recipe = entry_flow("recipe")

@@ -23,6 +23,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
@@ -90,7 +91,7 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
                            scored=not was_cached(scoring), load_errors=len(bench.errors))
 
 
-@flow(name="polyreason-evaluation", persist_result=True)
+@flow(name="polyreason-evaluation", flow_run_name=stage_run_name("evaluation"), persist_result=True)
 def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None,
                     run_tags: dict[str, str] | None = None, logged_model: str | None = None) -> EvaluationOutputs:
     """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run;
@@ -101,8 +102,11 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
     model = model or resolve_model_task(section.model, project, "base", uri)
     tags = {"polyreason.model_tag": model.tag, "polyreason.model_fingerprint": model.fingerprint[:16],
             **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
+    evaluated = section.model_copy(update={"model": model.model})  # the params name the weights it evaluated
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
-                            params=flatten(section, "evaluation."), tags=tags, parent=parent) as run:
+                            params={**flatten(evaluated, "evaluation."), "evaluation.model_tag": model.tag,
+                                    **({"evaluation.registered": model.registered} if model.registered else {})},
+                            tags=tags, parent=parent) as run:
         model_id = evaluated_model_task(run, model, logged_model)
         prepared_benchmarks = [prepare_benchmark(b, section, model) for b in section.benchmarks]
         index = search_index(section, project)

@@ -18,6 +18,7 @@ from prefect import flow
 
 from components.settings import ExecutionSettings, Profile
 from flows.evaluation import prepare_benchmark
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.outputs import GenerationUnit, ModelRef, UnitResult
 from runtime.project import Project, prepared, require
@@ -35,7 +36,7 @@ def generation_tasks_flow(units: list[GenerationUnit], execution: ExecutionSetti
     return [future.result() for future in futures]
 
 
-@flow(name="polyreason-evaluation-fanout", persist_result=True)
+@flow(name="polyreason-evaluation-fanout", flow_run_name=stage_run_name("evaluation-fanout"), persist_result=True)
 def evaluation_fanout_flow(profile: Profile, models: list[ModelRef] | None = None) -> list[UnitResult]:
     """Generate what ``models``' evaluations still need (default: the section's own model), as tasks on
     ``profile.execution``'s runner."""

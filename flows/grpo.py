@@ -20,9 +20,10 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
-from runtime.cache_report import mark_cache
+from runtime.cache_report import mark_cache, produced_by
 from runtime.outputs import GRPOOutputs, RLOutputs, SFTOutputs
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef
@@ -60,7 +61,7 @@ def lcrl_section(section: GRPOStageSettings, project: Project) -> GRPOStageSetti
     return section.model_copy(update={"dataset": dataset, "lcrl": lcrl.model_copy(update={"retrieval": retrieval})})
 
 
-@flow(name="polyreason-grpo", persist_result=True)
+@flow(name="polyreason-grpo", flow_run_name=stage_run_name("grpo"), persist_result=True)
 def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | None = None,
               parent: RunRef | None = None) -> GRPOOutputs:
     """Audit the reward, train with GRPO, log everything; returns the final weights."""
@@ -77,9 +78,10 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
             audit = reward_audit_task(run, inputs, audit_rollouts_task(inputs, project))
         state = grpo_train_task(inputs, project, return_state=True)
         trained = state.result()
-        adapter_model = log_grpo_task(run, trained, section.dataset, profile.name, section.rollout_table_rows)
+        source = produced_by(trained.run.path) if was_cached(state) else None  # a hit links the source's models
+        adapter_model = log_grpo_task(run, trained, section.dataset, profile.name, section.rollout_table_rows, source)
         final = final_weights_task(trained, policy.model.model, policy.model.adapter, project)
-        model_id = log_grpo_model_task(run, final, trained, adapter_model, base.model.model, profile.name)
+        model_id = log_grpo_model_task(run, final, trained, adapter_model, base.model.model, profile.name, source)
         mark_cache(run, [trained.run.path], was_cached(state), [grpo_train_task, final_weights_task]
                    + ([audit_rollouts_task] if section.audit.enabled else []))
     publish_stage_run(run, project, f"{profile.name}-grpo")

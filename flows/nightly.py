@@ -19,12 +19,13 @@ from components.settings import NightlySettings, Profile
 from flows.entry import DEFAULT_PROFILE, ProfileName, chosen_profile
 from flows.evaluation import evaluation_flow
 from runtime import tracking
+from runtime.flow_names import entry_run_name
 from runtime.project import prepared, require
 from tasks.models import resolve_model_task
 from tasks.registry import link_evaluation_task, nightly_references_task
 
 
-@flow(name="nightly-evaluation", log_prints=True)
+@flow(name="nightly-evaluation", log_prints=True, flow_run_name=entry_run_name("nightly-evaluation"))
 def nightly_evaluation(profile: ProfileName = DEFAULT_PROFILE, overrides: list[str] = [],  # noqa: B006 - never mutated
                        advanced_profile: Profile | None = None) -> dict:
     """Re-evaluate the registered models of a profile on its benchmarks, one dated run per model version.

@@ -33,6 +33,7 @@ from flows.grpo import grpo_flow
 from flows.recipe_plan import RecipePlan, evaluation_models, register_final, rejection_policy, run_stage
 from flows.rejection import rejection_flow
 from flows.sft import sft_flow
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_recipe_summary, publish_stage_run
 from runtime.outputs import RecipeOutputs
@@ -42,7 +43,7 @@ from tasks.fanout import log_fanout_task
 from tasks.recipe import comparison_task, log_plan_task, log_profile_task, log_stages_task, paper_table_task
 
 
-@flow(name="polyreason-recipe")
+@flow(name="polyreason-recipe", flow_run_name=stage_run_name("recipe"))
 def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutputs:
     """Run the profile's stages in order (``stages``: a subset; all by default) under one parent MLflow run."""
     profile, project = prepared(profile)

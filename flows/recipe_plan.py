@@ -142,7 +142,8 @@ def register_final(plan: RecipePlan, parent: RunRef, sft: SFTOutputs | None, grp
         "grpo" if grpo else "sft")
     name = registry.name or plan.name
     tags = {**plan.tags, **headline_tags(comparison, final.tag)}
-    registered = register_task(parent, registry, name, base_name, final, kind, tags, project)
+    trained = evaluations[-1].model_id if evaluations else (grpo.model_id if grpo else sft.model_id)
+    registered = register_task(parent, registry, name, base_name, final, kind, tags, project, trained)
     if evaluations:  # the final model's evaluation is its registered version's first evaluation
         link_registered_evaluation_task(parent, evaluations[-1].run_id, registered.uri)
     if registry.merged and kind == "adapter":

@@ -15,6 +15,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -24,7 +25,7 @@ from runtime.tracking import RunRef
 from tasks.data import log_step_task, rl_set_task
 
 
-@flow(name="polyreason-rejection", persist_result=True)
+@flow(name="polyreason-rejection", flow_run_name=stage_run_name("rejection"), persist_result=True)
 def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent: RunRef | None = None) -> RLOutputs:
     """Select the RL set from the SFT set of ``data`` by sampling ``policy``."""
     profile, project = prepared(profile)

@@ -12,9 +12,10 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
+from runtime.flow_names import stage_run_name
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
-from runtime.cache_report import mark_cache
+from runtime.cache_report import mark_cache, produced_by
 from runtime.outputs import DataOutputs, SFTOutputs
 from runtime.project import prepared, require, was_cached
 from runtime.tracking import RunRef
@@ -22,7 +23,7 @@ from tasks.models import resolve_model_task
 from tasks.sft import log_sft_task, sft_task
 
 
-@flow(name="polyreason-sft", persist_result=True)
+@flow(name="polyreason-sft", flow_run_name=stage_run_name("sft"), persist_result=True)
 def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) -> SFTOutputs:
     """Train a LoRA adapter on the SFT set of ``data``; returns the run directory and the adapter."""
     profile, project = prepared(profile)
@@ -32,7 +33,8 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
                             params=flatten(sft, "sft."), parent=parent) as run:
         state = sft_task(sft, base, data.sft_set, project, return_state=True)
         trained = state.result()
-        model_id = log_sft_task(run, trained, data.sft_set, profile.name)
+        source = produced_by(trained.run.path) if was_cached(state) else None  # a hit links the source's models
+        model_id = log_sft_task(run, trained, data.sft_set, profile.name, source)
         mark_cache(run, [trained.run.path], was_cached(state), [sft_task])
     publish_stage_run(run, project, f"{profile.name}-sft")
     return SFTOutputs(trained=trained, base=base, run_id=run.run_id, model_id=model_id)

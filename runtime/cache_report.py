@@ -5,7 +5,8 @@
   artifact directory it created, beside the manifest (directory bookkeeping, no
   product: ``runtime.artifacts.BOOKKEEPING``); a stage whose tasks were all
   reused reads it back, so its run points at the run that did the work
-  (``polyreason.cache.source_run``) instead of doing it again.
+  (``polyreason.cache.source_run``, its page in ``polyreason.cache.source_run_url`` and the run's
+  description) instead of doing it again.
 * The ingredients of each task's key besides its inputs (``runtime.task_code``):
   ``cache_key/<task>.json`` holds the sha256 of every project module the task
   reaches, the digest of its own code and the versions of its stage's
@@ -44,6 +45,26 @@ def record_task_code(run: RunRef, tasks: Iterable) -> dict[str, str]:
     return tags
 
 
+def source_tags(run: RunRef, source_run_id: str) -> dict[str, str]:
+    """The tags that lead from a cache hit's run to the run that did the work: its id, its page and, unless the
+    run has a description already, one saying so (``mlflow.note.content``, shown on the run's overview)."""
+    from runtime import tracking
+
+    source = tracking.client(run.tracking_uri).get_run(source_run_id)
+    url = tracking.run_url(RunRef(run.tracking_uri, source_run_id, source.info.experiment_id))
+    tags = {"polyreason.cache.source_run": source_run_id, "polyreason.cache.source_run_url": url}
+    if "mlflow.note.content" not in tracking.client(run.tracking_uri).get_run(run.run_id).data.tags:
+        link = f"[{source.info.run_name}]({url})" if url.startswith("http") else f"{source.info.run_name} ({url})"
+        tags["mlflow.note.content"] = f"Cache hit: the work was done by run {link}."
+    return tags
+
+
+def produced_by(directory: str | Path) -> str | None:
+    """The run that produced ``directory`` (its ``produced_by.json``), ``None`` when it does not say."""
+    path = Path(directory) / PRODUCED_BY
+    return json.loads(path.read_text(encoding="utf-8")).get("run_id") if path.is_file() else None
+
+
 def mark_cache(run: RunRef, artifact_dirs: Iterable[str | Path], cached: bool, tasks: Iterable = ()) -> dict[str, str]:
     """Tag whether a stage reused cached artifacts and which run produced them; record its tasks' key ingredients."""
     dirs = [Path(d) for d in artifact_dirs]
@@ -51,7 +72,7 @@ def mark_cache(run: RunRef, artifact_dirs: Iterable[str | Path], cached: bool, t
     if cached:
         sources = [json.loads((d / PRODUCED_BY).read_text(encoding="utf-8")) for d in dirs if (d / PRODUCED_BY).is_file()]
         if sources:
-            tags["polyreason.cache.source_run"] = sources[0]["run_id"]
+            tags.update(source_tags(run, sources[0]["run_id"]))
     else:
         for directory in dirs:
             if directory.is_dir() and not (directory / PRODUCED_BY).is_file():

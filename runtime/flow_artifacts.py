@@ -15,6 +15,9 @@ never check.
   included: logging tasks are never cached) and a link to the run.
 * ``publish_recipe_summary``: the recipe's markdown summary (its comparison with
   paired intervals, the registered version).
+* ``results_on_started_run``: the flow run a person started (a Run form entry flow) runs the
+  stages as subflows; inside this block the command's results (the top MLflow run's metrics and
+  link, the recipe's summary) are published on that flow run too, so its page shows them.
 * ``mlflow_ui_url``: the run's page in the MLflow UI when a tracking server is
   known (the tracking URI is one, or ``polyreason up`` recorded one serving this
   project's store in ``.polyreason/stack.json``); else the tracking URI and run id.
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from components.settings import TrackingSettings
 from runtime import tracking
@@ -48,31 +53,49 @@ def in_flow_run() -> bool:
     return FlowRunContext.get() is not None
 
 
-def publish_markdown(key: str, markdown: str, description: str) -> Any:
+_STARTED: ContextVar[str | None] = ContextVar("polyreason_started_flow_run", default=None)
+
+
+@contextmanager
+def results_on_started_run() -> Iterator[None]:
+    """Inside this block, artifacts published with ``started=True`` also land on the current flow run."""
+    from prefect.runtime import flow_run
+
+    token = _STARTED.set(flow_run.get_id())
+    try:
+        yield
+    finally:
+        _STARTED.reset(token)
+
+
+def _publish(kind: str, started: bool, **fields: Any) -> Any:
+    """A ``kind`` artifact (Prefect's ``MarkdownArtifact``...) on the current flow run, and on the started one."""
+    from prefect import artifacts
+    from prefect.context import FlowRunContext
+
+    if not in_flow_run():
+        return None
+    made = getattr(artifacts, kind)(**fields).create()
+    here, there = str(FlowRunContext.get().flow_run.id), _STARTED.get()
+    if started and there and there != here:
+        getattr(artifacts, kind)(**fields, flow_run_id=there).create()
+    return made.id
+
+
+def publish_markdown(key: str, markdown: str, description: str, started: bool = False) -> Any:
     """A markdown artifact on the current flow run (its id); ``None`` outside a flow run."""
-    from prefect.artifacts import create_markdown_artifact
-
-    if not in_flow_run():
-        return None
-    return create_markdown_artifact(markdown=markdown, key=artifact_key(key), description=description)
+    return _publish("MarkdownArtifact", started, markdown=markdown, key=artifact_key(key), description=description)
 
 
-def publish_table(key: str, rows: list[dict[str, Any]], description: str) -> Any:
+def publish_table(key: str, rows: list[dict[str, Any]], description: str, started: bool = False) -> Any:
     """A table artifact (a list of rows, every row with every column) on the current flow run; ``None`` outside."""
-    from prefect.artifacts import create_table_artifact
-
-    if not in_flow_run():
-        return None
-    return create_table_artifact(table=rows, key=artifact_key(key), description=description)
+    return _publish("TableArtifact", started, table=rows, key=artifact_key(key), description=description)
 
 
-def publish_link(key: str, link: str, text: str, description: str) -> Any:
+def publish_link(key: str, link: str, text: str, description: str, started: bool = False) -> Any:
     """A link artifact on the current flow run; ``None`` outside a flow run."""
-    from prefect.artifacts import create_link_artifact
-
-    if not in_flow_run():
-        return None
-    return create_link_artifact(link=link, link_text=text, key=artifact_key(key), description=description)
+    return _publish("LinkArtifact", started, link=link, link_text=text, key=artifact_key(key),
+                    description=description)
 
 
 def recorded_mlflow_url(project: Project) -> str | None:
@@ -98,14 +121,15 @@ def publish_stage_run(run: RunRef, project: Project, name: str) -> None:
 
     if not in_flow_run():
         return
-    metrics = tracking.client(run.tracking_uri).get_run(run.run_id).data.metrics
-    publish_table(f"{name}-metrics", language_table(metrics),
+    data = tracking.client(run.tracking_uri).get_run(run.run_id).data
+    top = "mlflow.parentRunId" not in data.tags  # the command's own run: its results go on the started flow run too
+    publish_table(f"{name}-metrics", language_table(data.metrics),
                   f"{name}: the MLflow run's metrics (last logged values), one column per language; "
-                  f"±1 standard error and n (problems) where the metric has them")
+                  f"±1 standard error and n (problems) where the metric has them", started=top)
     url = mlflow_ui_url(run, project)
     web = url.startswith(("http://", "https://"))
     publish_link(f"{name}-mlflow-run", url if web else run.tracking_uri, f"MLflow run {run.run_id}" if web else url,
-                 f"{name}: the MLflow run")
+                 f"{name}: the MLflow run", started=top)
 
 
 def publish_recipe_summary(parent: RunRef, project: Project, name: str, comparison: Any, baseline: str,
@@ -120,4 +144,5 @@ def publish_recipe_summary(parent: RunRef, project: Project, name: str, comparis
     url = mlflow_ui_url(parent, project)
     link = f"[{parent.run_id}]({url})" if url.startswith("http") else url
     publish_markdown(f"{name}-summary", recipe_summary(name, link, rows, baseline, registered),
-                     f"{name}: the comparison of its models (paired 95% intervals) and the registered version")
+                     f"{name}: the comparison of its models (paired 95% intervals) and the registered version",
+                     started=True)

@@ -11,6 +11,11 @@ a metric name the model and the dataset it measures (``model_id``, ``dataset_nam
 * the GRPO model relative to the base (the SFT and GRPO adapters as one) is a logged model
   too, the one its evaluation measures; a model that has no weights of ours (a base model,
   a hub id) is a logged model that only describes the reference;
+* a stage whose training was a cache hit logs no model again: the logged models of the run that
+  did the work (its ``source_run_id``) become outputs of the new run too (``log_outputs`` links an
+  existing logged model to another run; no file is copied), and the run names that source run
+  with a link (``link_source_models``); a reference model (no weights of ours) is logged once
+  per fingerprint and found again after (``reference_model``);
 * a benchmark is an MLflow dataset (``mlflow.data.from_pandas``: source, digest, rows)
   logged as an input of the evaluation run, and the run's metrics carry its name and digest.
 """
@@ -96,3 +101,52 @@ def log_dataset(run: RunRef, rows: list[dict], name: str, source: str, context: 
 
     frame = pd.DataFrame.from_records(rows)
     return DatasetRef(name=name, digest=tracking.log_dataset_input(run, frame, name, source, context=context))
+
+
+def source_models(tracking_uri: str, source_run_id: str) -> list:
+    """The READY logged models produced by run ``source_run_id`` (MLflow's ``source_run_id``), oldest first."""
+    client = tracking.client(tracking_uri)
+    try:
+        experiment_id = client.get_run(source_run_id).info.experiment_id
+    except Exception:  # noqa: BLE001 - a source run of another store (or deleted): nothing to link
+        return []
+    found = client.search_logged_models([experiment_id], filter_string=f"source_run_id = '{source_run_id}'")
+    return sorted((m for m in found if str(m.status) in ("READY", "LoggedModelStatus.READY")),
+                  key=lambda m: m.creation_timestamp)
+
+
+def link_source_models(run: RunRef, source_run_id: str | None) -> dict[str, str]:
+    """On a cache hit: the source run's logged models as outputs of ``run`` (linked, not copied), and tags leading
+    to the source run; returns ``model_type -> model id`` (the last of each type). Empty when there are none
+    (then the caller logs its models itself)."""
+    from mlflow.entities import LoggedModelOutput
+
+    models = source_models(run.tracking_uri, source_run_id) if source_run_id else []
+    if not models:
+        return {}
+    client = tracking.client(run.tracking_uri)
+    client.log_outputs(run.run_id, [LoggedModelOutput(m.model_id, int(m.params.get("step", 0) or 0))
+                                    for m in models])
+    source = client.get_run(source_run_id)
+    url = tracking.run_url(RunRef(run.tracking_uri, source_run_id, source.info.experiment_id))
+    link = f"[{source.info.run_name}]({url})" if url.startswith("http") else f"{source.info.run_name} ({url})"
+    tracking.set_tags(run, {"polyreason.cache.source_run_url": url,
+                            "polyreason.cache.source_models": " ".join(MODEL_PREFIX + m.model_id for m in models),
+                            "mlflow.note.content": f"Cache hit: the work (and its {len(models)} logged model(s)) "
+                                                   f"was done by run {link}; nothing was trained or copied again."})
+    for model in models:
+        if "step" in model.params and model.model_type and model.model_type.endswith("-checkpoint"):
+            tracking.set_tags(run, {f"polyreason.checkpoint.{model.params['step']}": MODEL_PREFIX + model.model_id})
+    return {m.model_type: m.model_id for m in models}
+
+
+def reference_model(run: RunRef, name: str, kind: str, fingerprint: str, params: Mapping[str, object],
+                    tags: Mapping[str, str]) -> str:
+    """The logged model describing a reference (no weights uploaded) with this ``fingerprint``: the one an earlier
+    run logged in this experiment, else a new one."""
+    client = tracking.client(run.tracking_uri)
+    found = client.search_logged_models([run.experiment_id], filter_string=(
+        f"params.fingerprint = '{fingerprint}' AND name = '{name}'"), max_results=1)
+    if found:
+        return found[0].model_id
+    return log_model(run, name, kind=kind, output=False, params={**params, "fingerprint": fingerprint}, tags=tags)

@@ -108,9 +108,11 @@ def files_fingerprint(target: Path, files: list[Path]) -> str:
 
 def prepared(profile) -> tuple[Any, Project]:
     """The profile with every relative path made absolute against its project directory, and its ``Project``."""
+    from runtime import prefect_progress
     from runtime.abandoned import register_flow_run
 
     register_flow_run()
+    prefect_progress.install()  # progress lines in the flow run's logs, library chatter filtered as on the CLI
     profile = profile.with_absolute_paths()
     return profile, Project(str(Path(profile.project_dir).resolve()))
 

@@ -3,8 +3,8 @@
 A top-level MLflow run (a recipe's parent run, or a stage run alone) carries
 these as tags (``runtime.tracking.stage_run``), so two runs that differ can be
 told apart by their code: ``mlflow.source.git.commit``, ``polyreason.git.dirty``
-(``true`` when ``git status`` lists any change, untracked files included: a new
-module is code too) with ``polyreason.git.diff_digest`` (sha256 of ``git diff
+(``true`` when a tracked file has uncommitted changes, staged or not: files git
+does not track, such as what ``polyreason up`` writes under ``.polyreason/``, change no code that ran) with ``polyreason.git.diff_digest`` (sha256 of ``git diff
 HEAD``), and ``polyreason.library.<name>`` for every library a stage declares
 (``runtime.task_code.STAGE_LIBRARIES``).
 """
@@ -20,8 +20,8 @@ from runtime.task_code import STAGE_LIBRARIES, library_version
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, check=False)
+def _git(*args: str, repo: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=False)
 
 
 def git_commit() -> str:
@@ -30,14 +30,14 @@ def git_commit() -> str:
     return done.stdout.decode().strip() if done.returncode == 0 else "unknown"
 
 
-def git_changes() -> tuple[str, str | None]:
-    """``true``/``false``/``unknown``: whether the checkout has uncommitted changes; the digest of its diff."""
-    status = _git("status", "--porcelain")
+def git_changes(repo: Path = REPO) -> tuple[str, str | None]:
+    """``true``/``false``/``unknown``: whether tracked files have uncommitted changes; the digest of their diff."""
+    status = _git("status", "--porcelain", "--untracked-files=no", repo=repo)
     if status.returncode != 0:
         return "unknown", None
     if not status.stdout.strip():
         return "false", None
-    return "true", hashlib.sha256(_git("diff", "HEAD", "--binary").stdout).hexdigest()[:16]
+    return "true", hashlib.sha256(_git("diff", "HEAD", "--binary", repo=repo).stdout).hexdigest()[:16]
 
 
 def provenance_tags() -> dict[str, str]:

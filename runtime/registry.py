@@ -44,10 +44,32 @@ def register_model(run: tracking.RunRef, name: str, alias: str, model_dir: Path,
     if not client.search_registered_models(filter_string=f"name = '{name}'"):
         client.create_registered_model(name, description="Registered by polyreason recipes.")
     version = client.create_model_version(name, source=version_source(run.tracking_uri, logged), run_id=run.run_id,
-                                          tags=dict(tags), model_id=logged.model_id)
+                                          tags=dict(tags), model_id=logged.model_id,
+                                          description=version_description(run, logged.model_id, tags))
     client.set_registered_model_alias(name, alias, version.version)
     return RegisteredModel(name=name, version=int(version.version), alias=alias,
                            uri=f"{PREFIX}{name}/{version.version}", model_id=logged.model_id)
+
+
+def version_description(run: tracking.RunRef, model_id: str, tags: Mapping[str, str]) -> str:
+    """The version's description (markdown on its page): its logged model, and the trained one it copies.
+
+    >>> version_description(tracking.RunRef("http://h", "r1", "3"), "m-1", {"polyreason.kind": "merged",
+    ...                     "polyreason.trained_model": "models:/m-0"})
+    'merged weights: logged model [m-1](http://h/#/experiments/3/models/m-1); trained as logged model [m-0](http://h/#/experiments/3/models/m-0) by the recipe run [r1](http://h/#/experiments/3/runs/r1?workflowType=machine_learning)'
+    """
+    def model_link(identifier: str) -> str:
+        if run.tracking_uri.startswith(("http://", "https://")):
+            return f"[{identifier}]({run.tracking_uri.rstrip('/')}/#/experiments/{run.experiment_id}/models/{identifier})"
+        return f"`{identifier}`"
+
+    text = f"{tags.get('polyreason.kind', 'model')} weights: logged model {model_link(model_id)}"
+    trained = tags.get("polyreason.trained_model", "").removeprefix(PREFIX)
+    if trained:
+        url = tracking.run_url(run)
+        by = f"[{run.run_id}]({url})" if url.startswith("http") else f"`{run.run_id}`"
+        text += f"; trained as logged model {model_link(trained)} by the recipe run {by}"
+    return text
 
 
 def version_with_tag(tracking_uri: str, name: str, key: str, value: str) -> str | None:

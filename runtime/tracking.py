@@ -53,7 +53,7 @@ OWNER_TAG = "polyreason.owner"
 _OPEN: dict[str, "RunRef"] = {}  # run id -> run, for runs this process has open
 KILLED: list[str] = []  # ids of the runs this process closed as KILLED
 MAX_PARAM_VALUE = 6000
-SECRET_MARKERS = ("api_key", "token", "secret", "password")
+SECRET_NAMES = ("api_key", "apikey", "token", "secret", "password", "passwd", "credentials")  # a key's last part
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,19 @@ def ensure_experiment(uri: str, name: str, artifact_location: str | None) -> str
 
 
 def is_secret_key(key: str) -> bool:
-    """True for parameter names that may hold a secret value (never logged)."""
-    lowered = key.lower()
-    return any(marker in lowered for marker in SECRET_MARKERS) and not lowered.endswith("_env")
+    """True when a parameter's last dotted part names a secret *value* (never logged); every other key is logged.
+
+    The last part is the secret's name (``api_key``, ``token``, ``secret``, ``password``...) or ends with
+    ``_<name>`` (``hf_token``, ``openai_api_key``). A key that merely contains such a word is a setting:
+    ``max_new_tokens`` counts tokens, and an ``*_env`` key (``api_key_env``) holds the *name* of the
+    environment variable with the secret, never the secret itself, so it is logged.
+
+    >>> [is_secret_key(k) for k in ("evaluation.sampling.max_new_tokens", "evaluation.model.api_key_env",
+    ...                              "evaluation.model.api_key", "hub.hf_token", "db.password")]
+    [False, False, True, True, True]
+    """
+    last = key.lower().rsplit(".", 1)[-1]
+    return any(last == name or last.endswith(f"_{name}") for name in SECRET_NAMES)
 
 
 def _param_entities(params: Mapping[str, Any]):
@@ -154,9 +164,18 @@ def open_run(
     ref = RunRef(uri, run.info.run_id, experiment_id)
     mlflow_client.update_run(ref.run_id, name=run_title(run_name, settings.run_label, ref.run_id))
     _OPEN[ref.run_id] = ref
-    if params:
-        log_params(ref, params)
+    settings_params = {k: v for k, v in flatten(dict(params or {})).items() if not k.startswith("tracking.overrides")}
+    log_params(ref, {**settings_params, **override_params(settings)})  # the overrides once, each its own param
     return ref
+
+
+def override_params(settings: TrackingSettings) -> dict[str, str]:
+    """Each override that changed the profile as a param of its own: ``override.<dotted key>`` = the value typed.
+
+    >>> override_params(TrackingSettings(overrides={"evaluation.benchmarks.0.limit": "8"}))
+    {'override.evaluation.benchmarks.0.limit': '8'}
+    """
+    return {f"override.{key}": value for key, value in settings.overrides.items()}
 
 
 def run_title(name: str, label: str | None, run_id: str) -> str:
@@ -173,18 +192,23 @@ def run_title(name: str, label: str | None, run_id: str) -> str:
 
 
 def flow_run_tags() -> dict[str, str]:
-    """The Prefect flow run this code runs in (``prefect.runtime.flow_run``): id, name and UI page; empty outside one."""
+    """The Prefect flow run this code runs in (``prefect.runtime.flow_run``): id, name and UI page; empty outside one.
+
+    The page only where a server with a UI is configured: without one (Prefect's ephemeral in-process server)
+    ``PREFECT_UI_URL`` is unset and ``flow_run.ui_url`` would read ``None/flow-runs/...``.
+    """
     from prefect.runtime import flow_run
+    from prefect.settings import PREFECT_UI_URL
 
     if not flow_run.id:
         return {}
     tags = {"prefect.flow_run.id": str(flow_run.id), "prefect.flow_run.name": str(flow_run.name or "")}
-    url = flow_run.ui_url
+    url = flow_run.ui_url if PREFECT_UI_URL.value() else None
     return {**tags, "prefect.flow_run.url": url} if url else tags
 
 
 def log_params(ref: RunRef, params: Mapping[str, Any]) -> None:
-    """Log params in batches of 100 (MLflow's limit); secret-looking keys are skipped."""
+    """Log params in batches of 100 (MLflow's limit); keys naming a secret value (``is_secret_key``) are skipped."""
     entities = _param_entities(flatten(dict(params)))
     for start in range(0, len(entities), 100):
         client(ref.tracking_uri).log_batch(ref.run_id, params=entities[start : start + 100])
@@ -350,3 +374,12 @@ def run_url(ref: RunRef) -> str:
     if ref.tracking_uri.startswith(("http://", "https://")):
         return f"{ref.tracking_uri.rstrip('/')}/#/experiments/{ref.experiment_id}/runs/{ref.run_id}?{UI_VIEW}"
     return f"{ref.tracking_uri} (run {ref.run_id}; open with: mlflow ui --backend-store-uri {ref.tracking_uri})"
+
+
+def runs_page(server: str, experiment: str = TrackingSettings().experiment) -> str:
+    """The runs table of ``experiment`` on the MLflow server at ``server`` (created, model-training kind, if new).
+
+    A bare server URL opens MLflow 3.17's GenAI view (traces, token usage); this page opens the runs.
+    """
+    experiment_id = ensure_experiment(server, experiment, None)
+    return f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?{UI_VIEW}"

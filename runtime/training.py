@@ -229,12 +229,20 @@ def cell_text(value):
     return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in value)
 
 
-def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str) -> str:
+def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str, source: str | None = None) -> str:
     """Each checkpoint (its adapter, curriculum and reset files) and the final adapter as a logged model of ``run``,
     with its step; the run's ``polyreason.checkpoint.<step>`` tags name them. Returns the final adapter's model id
-    (a full-parameter run's final model, described by its path)."""
+    (a full-parameter run's final model, described by its path).
+
+    ``source``: on a cache hit, the run that trained these files; its logged models are linked to ``run``
+    (``logged_models.link_source_models``) and nothing is logged or copied again."""
     from runtime import tracking
-    from runtime.logged_models import MODEL_PREFIX, log_model
+    from runtime.logged_models import MODEL_PREFIX, link_source_models, log_model
+
+    linked = link_source_models(run, source) if source else {}
+    final_kind = f"{stage}-model" if trained.full else f"{stage}-adapter"
+    if final_kind in linked:
+        return linked[final_kind]
 
     out = Path(trained.run.path)
     checkpoints = sorted((out / "trainer").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))

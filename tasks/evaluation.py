@@ -167,16 +167,17 @@ def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, p
 @task(name="evaluated-model", cache_policy=NO_CACHE)
 def evaluated_model_task(run: RunRef, model: ModelRef, logged_model: str | None) -> str:
     """The logged model an evaluation measures, named as an input of its run: the one handed in (a trained
-    stage's), a registered version's, else a logged model describing the reference (no weights uploaded)."""
-    from runtime.logged_models import log_model, log_model_input, registered_model_id
+    stage's), a registered version's, else a logged model describing the reference (no weights uploaded; the one
+    logged for the same fingerprint before, if any)."""
+    from runtime.logged_models import log_model_input, reference_model, registered_model_id
 
     model_id = logged_model or (registered_model_id(run.tracking_uri, model.registered) if model.registered else None)
-    if model_id is None:
+    if model_id is None:  # described once per fingerprint: a re-run measures the same logged model
         settings = model.model
-        model_id = log_model(run, f"{model.tag}-{Path(settings.model).name}", kind=f"{model.tag}-reference",
-                             output=False, params={"model": settings.model, "adapter": settings.adapter,
-                                                   "backend": settings.backend, "fingerprint": model.fingerprint},
-                             tags={"polyreason.model_tag": model.tag, "polyreason.weights": "not uploaded"})
+        model_id = reference_model(run, f"{model.tag}-{Path(settings.model).name}", f"{model.tag}-reference",
+                                   model.fingerprint, {"model": settings.model, "adapter": settings.adapter,
+                                                       "backend": settings.backend},
+                                   {"polyreason.model_tag": model.tag, "polyreason.weights": "not uploaded"})
     log_model_input(run, model_id)
     return model_id
 

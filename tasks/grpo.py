@@ -135,7 +135,8 @@ def grpo_train_task(inputs: GRPOInputs, project: Project) -> TrainedRun:
 
 
 @task(name="grpo-log", cache_policy=NO_CACHE)
-def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str, rollout_rows: int = 0) -> str:
+def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str, rollout_rows: int = 0,
+                  source: str | None = None) -> str:
     """Per-step curves (``grpo/...``), result numbers, the RL set as the training input, the curriculum plot and
     the first ``rollout_rows`` rollouts of each logging step as tables; every checkpoint and the trainer's adapter
     as logged models (named after ``name``, the profile). Returns the adapter's logged model id."""
@@ -149,19 +150,23 @@ def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str, rol
         if plot is not None:
             tracking.log_artifact(run, plot, "grpo")
     log_rollout_tables(run, trained, "grpo", rollout_rows)
-    return log_checkpoints(run, trained, "grpo", name)
+    return log_checkpoints(run, trained, "grpo", name, source)
 
 
 @task(name="grpo-log-model", cache_policy=NO_CACHE)
 def log_grpo_model_task(run: RunRef, final: FinalWeights, trained: TrainedRun, adapter_model: str, base: str,
-                        name: str) -> str:
+                        name: str, source: str | None = None) -> str:
     """The GRPO model as evaluated and registered (relative to the original base) as a logged model: the trainer's
     adapter's when it is that model, else the combined adapter's files; a merged model is described, not uploaded
-    (its full weights). Returns its id."""
-    from runtime.logged_models import log_model
+    (its full weights). On a cache hit, the one ``source`` (the run that trained it) logged. Returns its id."""
+    from runtime.logged_models import log_model, source_models
 
     if final.weights in (trained.adapter, trained.merged if trained.full else None):
         return adapter_model  # the trainer's own product, already logged by log_grpo_task
+    logged = [m.model_id for m in source_models(run.tracking_uri, source) if m.model_type == "grpo-model"] \
+        if source else []
+    if logged:  # linked to this run with the source's other models (``log_grpo_task``)
+        return logged[-1]
     step = trained.run.summary.get("global_step")
     merged = final.kind == "merged"
     return log_model(run, f"{name}-grpo-model", kind="grpo-model", step=step,

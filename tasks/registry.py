@@ -29,8 +29,12 @@ from runtime.tracking import RunRef
 
 @task(name="register-model", cache_policy=NO_CACHE)
 def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model: str, final: ModelRef,
-                  weights_kind: str, tags: dict[str, str], project: Project) -> RegisteredModel:
-    """Register the final model (a new version, or the alias moved to an identical one) and return its reference."""
+                  weights_kind: str, tags: dict[str, str], project: Project,
+                  trained_model: str | None = None) -> RegisteredModel:
+    """Register the final model (a new version, or the alias moved to an identical one) and return its reference.
+
+    ``trained_model``: the logged model of the stage that trained these weights (the one evaluated); the version
+    and its own logged model name it (``polyreason.trained_model``)."""
     from components.generation.base import adapter_digest
 
     weights = final.model.adapter if weights_kind == "adapter" else final.model.model
@@ -48,7 +52,8 @@ def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model
 
     model_dir = Path(project.produce("registry", digest, "model", copy).path)
     all_tags = {**tags, "polyreason.base_model": base_model, "polyreason.weights_digest": digest,
-                "polyreason.parent_run_id": run.run_id, "polyreason.kind": weights_kind}
+                "polyreason.parent_run_id": run.run_id, "polyreason.kind": weights_kind,
+                **({"polyreason.trained_model": f"{registry.PREFIX}{trained_model}"} if trained_model else {})}
     registered = registry.register_model(run, name, settings.alias, model_dir, all_tags)
     tracking.set_tags(run, {"polyreason.registered": registered.uri})
     return registered

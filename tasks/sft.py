@@ -24,8 +24,9 @@ def sft_task(sft: SFTSettings, base: ModelRef, train: ArtifactRef, project: Proj
 
 
 @task(name="sft-log", cache_policy=NO_CACHE)
-def log_sft_task(run: RunRef, trained: TrainedRun, train: ArtifactRef, name: str) -> str:
+def log_sft_task(run: RunRef, trained: TrainedRun, train: ArtifactRef, name: str, source: str | None = None) -> str:
     """Loss/learning rate per step and the result numbers to the stage's run, the SFT set as its training input,
-    its checkpoints and adapter as logged models (named after ``name``, the profile); the adapter's logged model id."""
+    its checkpoints and adapter as logged models (named after ``name``, the profile; on a cache hit those of
+    ``source``, the run that trained them, linked); the adapter's logged model id."""
     log_training_output(run, trained, "sft", train.path)
-    return log_checkpoints(run, trained, "sft", name)
+    return log_checkpoints(run, trained, "sft", name, source)

@@ -32,6 +32,8 @@ class TrackingSettings(StrictSettings):
     ``run_label``: what tells this run apart in its MLflow run names (``cpu-demo-grpo ·
     grpo.learning_rate=5e-5 · 1a2b3c4d``); a profile loaded with overrides gets the overrides
     that change it (``components.config``), unless an override sets the label itself.
+    ``overrides``: those overrides, dotted key to value as typed (set by ``components.config``); each
+    run logs each as a param of its own, ``override.<dotted key>``.
     ``system_metrics_interval_s``: how often the runs of stages that train or generate sample the
     machine (CPU, memory, GPU: MLflow's system metrics); 0 turns it off.
     """
@@ -41,6 +43,7 @@ class TrackingSettings(StrictSettings):
         "artifact_root": "where artifacts are uploaded, not what is computed",
         "experiment": "the MLflow experiment that groups the runs, not what is computed",
         "run_label": "how the runs are named, not what is computed",
+        "overrides": "which overrides changed the profile (each an MLflow param), not what is computed",
         "system_metrics_interval_s": "how often the machine is sampled while a stage runs, not what is computed",
     }
 
@@ -48,6 +51,7 @@ class TrackingSettings(StrictSettings):
     artifact_root: str | None = None
     experiment: str = "polyreason"
     run_label: str | None = None
+    overrides: dict[str, str] = {}
     system_metrics_interval_s: float = Field(default=10.0, ge=0)
 
 

@@ -169,6 +169,40 @@ def flow_run_id(api_url: str, name: str) -> str:
     return str(runs[0].id)
 
 
+def flow_run_names(api_url: str, root: str) -> dict[str, str]:
+    """Name -> id of every flow run under ``root`` (its subflows, theirs, ...)."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    names, frontier = {}, [root]
+    with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+        while frontier:
+            children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=frontier)))
+            names.update({child.name: str(child.id) for child in children})
+            frontier = [child.id for child in children]
+    return names
+
+
+def duplicated_models(mlflow, experiment: str) -> list[str]:
+    """The logged models a re-run copied: any whose source run was a cache hit (such a run must link the models
+    of the run that did the work, never log its own), and a reference model logged twice for one fingerprint."""
+    models, token = [], None
+    while True:
+        page = mlflow.call("logged-models/search", {"experiment_ids": [experiment], "max_results": 100,
+                                                    **({"page_token": token} if token else {})})
+        models += page.get("models", [])
+        token = page.get("next_page_token")
+        if not token:
+            break
+    hits = {r["info"]["run_id"] for r in mlflow.runs("tags.`polyreason.cache` = 'hit'")}
+    copied = [m["info"]["name"] for m in models if m["info"].get("source_run_id") in hits]
+    references = [(m["info"]["name"], p["value"]) for m in models for p in m.get("data", {}).get("params", [])
+                  if p["key"] == "fingerprint" and str(m["info"].get("model_type", "")).endswith("-reference")]
+    return sorted(set(copied) | {f"{name} ({fp[:8]})" for name, fp in references if references.count((name, fp)) > 1})
+
+
 def choose(page, profile: str) -> None:
     """Open the profile drop-down of the Run form (it opens on the keyboard) and pick ``profile``."""
     control = page.locator(".p-select-button").first.locator("button")
@@ -211,6 +245,21 @@ def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow
         page.wait_for_timeout(3000)
         page.reload(wait_until="domcontentloaded")
     shots(page, "3-prefect-flow-run-completed")
+    started = flow_run_id(stack["api"], "started-in-the-browser")
+    page.get_by_text("Artifacts", exact=True).first.click()  # the run the person started shows the results
+    page.get_by_text("tiny-recipe-summary", exact=True).first.click()
+    page.get_by_text("benchmark", exact=True).first.wait_for()  # the comparison table of the recipe's summary
+    shots(page, "3a-prefect-started-run-summary")
+
+    names = flow_run_names(stack["api"], started)  # every stage's flow run named like its MLflow run
+    label = "evaluation.sampling.seed=1"
+    for stage in ("recipe", "data", "sft", "rejection", "grpo", "evaluation-base", "evaluation-sft", "evaluation-grpo"):
+        assert f"tiny-{stage} · {label}" in names, (stage, sorted(names))
+    page.goto(f"{prefect}/runs/flow-run/{names[f'tiny-evaluation-grpo · {label}']}", wait_until="domcontentloaded")
+    page.get_by_text(f"tiny-evaluation-grpo · {label}").first.wait_for()
+    page.get_by_text(re.compile(r"generate .*: prompts \d+/\d+, .* tokens/s")).first.wait_for()  # its progress
+    page.get_by_text(re.compile(r"^evaluation grpo: done in ")).first.wait_for()
+    shots(page, "3b-prefect-stage-progress-logs")
 
     parent = stack["mlflow"].runs("tags.`polyreason.stage` = 'recipe' and params.`evaluation.sampling.seed` = '1'")[0]
     page.goto(f"{mlflow_url}/#/experiments/{parent['info']['experiment_id']}/runs/{parent['info']['run_id']}",
@@ -219,6 +268,21 @@ def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow
     page.get_by_text("Registered models").wait_for()
     assert page.get_by_role("link", name="tiny", exact=True).count() >= 1  # the registered model, linked
     shots(page, "4-mlflow-parent-run")
+
+    sft = stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}' and "
+                               "tags.`polyreason.stage` = 'sft'")[0]
+    assert sft["tags"]["polyreason.cache"] == "hit"  # the API's recipe trained the same SFT model
+    source = stack["mlflow"].run(sft["tags"]["polyreason.cache.source_run"])
+    page.goto(f"{mlflow_url}/#/experiments/{sft['info']['experiment_id']}/runs/{sft['info']['run_id']}",
+              wait_until="domcontentloaded")
+    page.get_by_text(re.compile(r"Cache hit: the work")).first.wait_for()  # the run's description
+    link = page.get_by_role("link", name=source["info"]["run_name"], exact=True).first
+    assert source["info"]["run_id"] in link.get_attribute("href")  # leads to the run that trained it
+    shots(page, "4a-mlflow-cache-hit-links-its-source")
+    assert {o["model_id"] for o in sft.get("outputs", {}).get("model_outputs", [])} == {
+        o["model_id"] for o in source.get("outputs", {}).get("model_outputs", [])}  # its models: the source's
+    duplicated = duplicated_models(stack["mlflow"], sft["info"]["experiment_id"])
+    assert not duplicated, f"logged models copied by a re-run: {duplicated}"
 
 
 def test_compare_puts_a_recipe_and_a_registered_version_side_by_side(stack):

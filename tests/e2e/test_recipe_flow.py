@@ -224,6 +224,9 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert tags["polyreason.base_model"] == str(tiny_model_dir) and tags["polyreason.kind"] == "adapter"
     assert tags["polyreason.parent_run_id"] == first["run_id"] and tags["polyreason.languages"] == "en,fr"
     assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
+    trained = tags["polyreason.trained_model"].removeprefix("models:/")  # the version leads to the GRPO stage's model
+    assert trained in {o["model_id"] for o in children["grpo"]["outputs"]["model_outputs"]}
+    assert trained in version["description"] and version["source"].removeprefix("models:/") in version["description"]
 
     second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5",
                                "execution.runner=threads", "execution.workers=2", as_json=True)  # fanned out
@@ -239,6 +242,18 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
         assert children2[stage]["tags"]["polyreason.cache.source_run"] == children[stage]["info"]["run_id"], stage
     assert children2["sft"]["tags"]["polyreason.cache.code.sft-train"] == children["sft"]["tags"][
         "polyreason.cache.code.sft-train"]  # same code, same libraries: the key differs in nothing but the run
+    def outputs(run):
+        return {o["model_id"] for o in run.get("outputs", {}).get("model_outputs", [])}
+
+    def measured(run):
+        return [m["model_id"] for m in run["inputs"]["model_inputs"]]
+
+    assert outputs(children2["sft"]) == outputs(children["sft"])  # the hit links the source's models, logs none
+    assert all(mlflow.logged_model(m)["info"]["source_run_id"] == children["sft"]["info"]["run_id"]
+               for m in outputs(children2["sft"]))
+    assert children["sft"]["info"]["run_id"] in children2["sft"]["tags"]["polyreason.cache.source_run_url"]
+    assert measured(children2["evaluation-base"]) == measured(children["evaluation-base"])  # one base reference
+    assert measured(children2["evaluation-sft"]) == measured(children["evaluation-sft"])
     assert children2["grpo"]["tags"]["polyreason.cache"] == "miss"
     assert children2["evaluation-grpo"]["tags"]["polyreason.cache"] == "miss"
     assert not any(b["generated"] for e in second["evaluations"][:2] for b in e["benchmarks"].values())

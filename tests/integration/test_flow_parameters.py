@@ -43,3 +43,17 @@ def test_a_run_form_override_that_the_plan_refuses_fails_before_any_work(tmp_pat
     assert ("grpo.rewards.0.params.tau_max, grpo.rewards.0.params.tau_interval, grpo.max_steps: the τ curriculum "
             "cannot reach 0.2 in the planned 2 optimizer steps (max_steps 2)") in state.message
     assert list(tmp_path.iterdir()) == []  # no artifacts/, no mlruns/: no stage started
+
+
+def test_a_misspelled_list_key_in_the_run_form_fails_with_its_one_line_and_no_traceback(tmp_path, monkeypatch,
+                                                                                         caplog):
+    """``evaluation.benchmark.0.limit`` (the list is ``benchmarks``): the closest key, named before any work."""
+    from flows.entry import evaluate
+
+    monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path))
+    state = evaluate(profile="cpu-demo", overrides=["evaluation.benchmark.0.limit=8"], return_state=True)
+    assert state.is_failed()
+    assert state.message == ("override 'evaluation.benchmark.0.limit=8': no such key `evaluation.benchmark`; "
+                             "did you mean `evaluation.benchmarks`?")
+    assert "Traceback" not in caplog.text
+    assert list(tmp_path.iterdir()) == []

@@ -59,3 +59,57 @@ def test_training_and_generation_runs_log_system_metrics_at_the_set_interval(tmp
     assert len(client.get_metric_history(sft.run_id, "system/cpu_utilization_percentage")) >= 2  # every 0.5 s
     assert not [k for k in client.get_run(recipe.run_id).data.metrics if k.startswith("system/")]  # no work of its own
     assert not [k for k in client.get_run(quiet.run_id).data.metrics if k.startswith("system/")]  # turned off
+
+
+def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
+    from pathlib import Path
+
+    from components.config import flatten, load_profile
+
+    demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
+    profile = load_profile(demo, ["evaluation.benchmarks.0.limit=8", "grpo.sampling.max_new_tokens=48"])
+    run = tracking.open_run(profile.tracking.model_copy(update={"experiment": "params"}), tmp_path, "demo-recipe",
+                            params=flatten(profile))
+    params = tracking.client(run.tracking_uri).get_run(run.run_id).data.params
+    assert params["override.evaluation.benchmarks.0.limit"] == "8"
+    assert params["override.grpo.sampling.max_new_tokens"] == params["grpo.sampling.max_new_tokens"] == "48"
+    lengths = {key for key in flatten(profile) if key.endswith("max_new_tokens") and not key.startswith("tracking.")}
+    assert len(lengths) >= 3 and lengths <= set(params)  # every generation length of the demo
+    assert not [key for key in params if key.startswith("tracking.overrides")]  # each override once
+
+
+def test_a_cache_hit_links_the_source_runs_logged_models_and_copies_nothing(tmp_path):
+    from runtime import logged_models
+
+    settings = TrackingSettings(experiment="hits")
+    weights = tmp_path / "adapter"
+    weights.mkdir()
+    (weights / "adapter_model.safetensors").write_bytes(b"w" * 64)
+    source = tracking.open_run(settings, tmp_path, "demo-sft")
+    checkpoint = logged_models.log_model(source, "demo-sft-checkpoint-1", kind="sft-checkpoint", step=1,
+                                         files=[weights / "adapter_model.safetensors"])
+    adapter = logged_models.log_model(source, "demo-sft-adapter", kind="sft-adapter", step=2, directory=weights)
+    hit = tracking.open_run(settings, tmp_path, "demo-sft")
+    linked = logged_models.link_source_models(hit, source.run_id)
+
+    client = tracking.client(hit.tracking_uri)
+    every = client.search_logged_models([hit.experiment_id])
+    assert sorted(m.model_id for m in every) == sorted([checkpoint, adapter])  # no new logged model
+    assert linked == {"sft-checkpoint": checkpoint, "sft-adapter": adapter}
+    run = client.get_run(hit.run_id)
+    assert {o.model_id for o in run.outputs.model_outputs} == {checkpoint, adapter}  # MLflow's own link
+    assert run.data.tags["polyreason.checkpoint.1"] == f"models:/{checkpoint}"
+    assert source.run_id in run.data.tags["polyreason.cache.source_run_url"]
+    assert "demo-sft" in run.data.tags["mlflow.note.content"]
+    assert logged_models.link_source_models(hit, "0" * 32) == {}  # no such run: the caller logs its own
+
+
+def test_a_reference_model_is_logged_once_per_fingerprint(tmp_path):
+    from runtime import logged_models
+
+    settings = TrackingSettings(experiment="references")
+    first, second = (tracking.open_run(settings, tmp_path, "demo-evaluation-base") for _ in range(2))
+    ids = [logged_models.reference_model(run, "base-tiny", "base-reference", fp, {"model": "tiny"}, {})
+           for run, fp in ((first, "abc"), (second, "abc"), (second, "def"))]
+    assert ids[0] == ids[1] != ids[2]
+    assert len(tracking.client(first.tracking_uri).search_logged_models([first.experiment_id])) == 2

@@ -46,7 +46,10 @@ def test_runs_are_labelled_with_the_overrides_that_change_the_profile(overrides,
     data = {"name": "x", "evaluation": {"benchmarks": [{"name": "mgsm", "languages": ["en"]}]}}
     profile = load_profile_dict(data, overrides)
     assert profile.tracking.run_label == label
-    unlabelled = profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": None})})
+    assert set(profile.tracking.overrides) == ({o.split("=")[0] for o in overrides if not o.startswith("tracking.")}
+                                               if label else set())  # each override that changed it, by its key
+    unlabelled = profile.model_copy(update={"tracking": profile.tracking.model_copy(update={"run_label": None,
+                                                                                             "overrides": {}})})
     assert fingerprint(profile) == fingerprint(unlabelled)  # how runs are named is in no cache key
 
 

@@ -1,0 +1,72 @@
+"""The flow run a person starts from the Run form: named like its MLflow runs, its page showing the results
+of the stage subflows it ran, and the MLflow run holding every setting and each override as a param."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def fake_profile(tmp_path, shared_data, monkeypatch):
+    """A whole profile as the Run form's ``advanced_profile`` (the profiles folder, read when ``flows.entry`` is
+    first imported, stays the repository's)."""
+    from components.config import load_profile_dict
+
+    monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path / "project"))
+    return load_profile_dict({"name": "fake-eval", "tracking": {"experiment": "started"},
+                              "evaluation": {"model": {"backend": "fake", "model": "fake"},
+                                             "sampling": {"n": 1, "max_new_tokens": 16},
+                                             "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"),
+                                                             "languages": ["fr"], "limit": 2}]}})
+
+
+@pytest.fixture
+def run_logs(monkeypatch):
+    """The lines Prefect's API log handler is given for the server (a spy: the real handler still sends them)."""
+    from prefect.logging.handlers import APILogHandler
+
+    lines: list[str] = []
+    real = APILogHandler.emit
+
+    def emit(self, record):
+        lines.append(record.getMessage())
+        return real(self, record)
+
+    monkeypatch.setattr(APILogHandler, "emit", emit)
+    return lines
+
+
+def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every_setting(fake_profile, tmp_path,
+                                                                                         run_logs):
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, \
+        FlowRunFilterParentFlowRunId
+
+    from flows.entry import evaluate
+    from runtime import tracking
+
+    state = evaluate(advanced_profile=fake_profile, overrides=["evaluation.sampling.seed=3"], return_state=True)
+    assert state.is_completed(), state.message
+    summary = state.result()
+    with get_client(sync_client=True) as client:
+        started = client.read_flow_run(state.state_details.flow_run_id)
+        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[started.id])))
+        keys = {a.key for a in client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[started.id])))}
+    assert started.name == "fake-eval-evaluate · evaluation.sampling.seed=3"
+    assert [run.name for run in children] == ["fake-eval-evaluation-base · evaluation.sampling.seed=3"]
+    assert {"plan-fake-eval", "fake-eval-evaluation-base-metrics", "fake-eval-evaluation-base-mlflow-run"} <= keys
+
+    logged = run_logs
+    assert "generate base: prompts 2/2" in " ".join(logged)  # the stage's progress, in the run's logs
+    assert any(line.startswith("evaluation base: done in") for line in logged)
+
+    uri = tracking.tracking_uri(tracking.TrackingSettings(), tmp_path / "project")
+    run = tracking.client(uri).get_run(summary["run_id"])
+    params = run.data.params
+    assert run.data.tags["prefect.flow_run.name"] == "fake-eval-evaluation-base · evaluation.sampling.seed=3"
+    assert "prefect.flow_run.url" not in run.data.tags  # Prefect's in-process server has no UI to link to
+    assert params["override.evaluation.sampling.seed"] == "3"
+    assert params["evaluation.sampling.max_new_tokens"] == "16"
+    assert params["evaluation.model.model"] == "fake" and params["evaluation.model_tag"] == "base"
