@@ -280,10 +280,11 @@ class ReferenceResetCallback(_Callback):
         tensors = {f"{i}/{key}": t for i, factors in enumerate(self.merged) for key, t in factors.items()}
         if tensors:
             save_file(tensors, str(directory / RESETS_TENSORS))
-        if with_reference and self.history and self.reference is not None and not self.sharded:
+        reference = self.reference() if with_reference and self.history and self.reference is not None else None
+        if reference is not None and not self.sharded:  # a LoRA policy has no separate reference (trl: None)
             from safetensors.torch import save_model
 
-            save_model(self.reference(), str(directory / REFERENCE_WEIGHTS))
+            save_model(reference, str(directory / REFERENCE_WEIGHTS))
 
     def _load_reference(self, directory: Path) -> None:
         from safetensors.torch import load_model

@@ -106,6 +106,21 @@ def test_saved_resets_replay_onto_fresh_base_weights(tmp_path):
     assert torch.equal(_logits(resumed, reference=True), _logits(model, reference=True))
 
 
+def test_a_lora_checkpoint_after_a_reset_holds_the_resets_and_no_reference_model(tmp_path):
+    """The GRPO entry hands every run ``reference=lambda: trainer.ref_model``; for a LoRA policy trl keeps no
+    separate reference (``ref_model`` is None: the adapter-disabled policy is the reference), so a checkpoint
+    saved after a reset writes the reset files only."""
+    from components.training.callbacks import REFERENCE_WEIGHTS, RESETS_FILE, ReferenceResetCallback
+
+    model = _lora_model()
+    _train_adapter(model)
+    callback = ReferenceResetCallback(0.2, seed=0, reference=lambda: None)
+    callback.on_log(None, _state(), None, logs={"kl": 0.3}, model=model)
+    assert callback.resets == 1
+    callback.save(tmp_path, with_reference=True)
+    assert (tmp_path / RESETS_FILE).is_file() and not (tmp_path / REFERENCE_WEIGHTS).exists()
+
+
 def test_full_fine_tuning_is_refused():
     from components.training.callbacks import reset_reference_to_policy
 
