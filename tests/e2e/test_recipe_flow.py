@@ -71,7 +71,7 @@ def polyreason_recipe(profile: Path, project: Path, prefect_url: str, *overrides
     if not as_json:
         lines = done.stdout.splitlines()  # the comparison's headline, within 100 columns, and where its table is
         text = lines[:next(i for i, line in enumerate(lines) if line.startswith("MLflow run: "))]  # paths, URLs whole
-        assert max(map(len, text)) <= 100 and "paired 95% bootstrap interval" in done.stdout, done.stdout
+        assert max(map(len, text)) <= 100 and "Δ [paired 95% interval] (n_both" in done.stdout, done.stdout
         assert "mgsm, in-domain (fr):" in lines, done.stdout  # the in-domain languages this evaluation has
         assert any(line.startswith("lcpr ") for line in lines) and any(line.startswith("accuracy ") for line in lines)
         assert "grpo - sft  Δ" in done.stdout or "grpo - base  Δ" in done.stdout, done.stdout
