@@ -35,8 +35,11 @@ def up(project_dir: Path = PROJECT_OPTION,
     from cli import interrupts
     from cli import stack as stack_module
 
-    interrupts.describe(lambda signal_name, _: f"polyreason up: interrupted by {signal_name}; "
-                        + _stopped(stack_module.STOPPED))
+    def interrupted(signal_name: str, _ended: list[str]) -> str:
+        stack_module.stop_pending()  # a start still in progress is stopped before the line says what was
+        return f"polyreason up: interrupted by {signal_name}; " + _stopped(stack_module.STOPPED)
+
+    interrupts.describe(interrupted)
     try:
         stack, started = stack_module.up(project_dir, prefect_port=prefect_port, mlflow_port=mlflow_port)
     except stack_module.StackError as error:

@@ -177,6 +177,13 @@ def wait_healthy(urls: dict[str, str], processes: dict[str, subprocess.Popen], l
 
 ABANDON_GRACE_S = 2.0  # a server that did not come up gets this long after SIGTERM (inside an interrupt's deadline)
 STOPPED: list[str] = []  # what a failed or interrupted start stopped, e.g. "prefect (pid 12)"
+PENDING: list = []  # the stop of a start in progress (``up``), for an interrupt that ends the process before it unwinds
+
+
+def stop_pending() -> None:
+    """Stop a start still in progress (an interrupt's closing line is written before the exit handlers run)."""
+    while PENDING:
+        PENDING.pop()()
 
 
 def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port: int | None = None,
@@ -201,11 +208,17 @@ def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port:
     processes: dict[str, subprocess.Popen] = {}
 
     def abandon() -> None:
+        if abandon in PENDING:
+            PENDING.remove(abandon)
+        if not processes or getattr(abandon, "done", False):
+            return
+        abandon.done = True
         stop_pids([p.pid for p in processes.values()], ABANDON_GRACE_S)
         STOPPED.extend(f"{name} (pid {p.pid})" for name, p in processes.items())
         state_file(project).unlink(missing_ok=True)
 
     atexit.register(abandon)
+    PENDING.append(abandon)
     try:
         processes["mlflow"] = start(mlflow_command(project, ports["mlflow"]), env, logs["mlflow"])
         processes["prefect"] = start(prefect_command(ports["prefect"]), env, logs["prefect"])
@@ -220,6 +233,7 @@ def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port:
         abandon()
         raise
     atexit.unregister(abandon)
+    PENDING.remove(abandon)
     return stack, True
 
 
