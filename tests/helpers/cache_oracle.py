@@ -89,6 +89,9 @@ def run_steps(steps: list[dict], work: Path, audited: bool = False, timeout: int
     if audited:
         env.update(POLYREASON_AUDIT_LOG=str(log), POLYREASON_AUDIT_REPO=str(REPO), POLYREASON_AUDIT_MAIN="1")
     env.pop("PREFECT_API_URL", None)
+    # the task states are read from Prefect's console lines: an in-process command earlier in the test session
+    # may have left the CLI's quiet level (WARNING) in this process's environment
+    env["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "INFO"
     done = subprocess.run([sys.executable, "-c", RUNNER, str(work / "steps.json")], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
     (work / "steps.log").write_text(done.stderr, encoding="utf-8")
