@@ -28,14 +28,12 @@ per process and again only where a file changed.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import BaseModel
 
 from runtime.import_graph import file_stamp
 
@@ -101,27 +99,24 @@ def expanded(path: Path) -> list[Path]:
 
 def named_paths(value: Any) -> list[Path]:
     """The paths of data a task's inputs name: ``ProjectPath`` fields and accelerate configs, nested too."""
-    from components.settings import StrictSettings
+    from runtime.settings_walk import gather
+
+    return gather(value, section_paths)
+
+
+def section_paths(section: Any) -> list[Path]:
+    """The paths one settings section names itself: its ``ProjectPath`` fields, the packaged file an unset field
+    stands for (``DEFAULT_FILES``) and its accelerate config's file."""
     from components.settings.base import is_path_field
 
-    if isinstance(value, StrictSettings):
-        stored = value.__dict__  # not getattr: reading a field for the key is not consuming it
-        paths = [Path(item).expanduser() for name, item in stored.items()
-                 if isinstance(item, str) and name not in NOT_DATA and is_path_field(type(value), name)]
-        paths += [default_file(*where) for (section, name), where in DEFAULT_FILES.items()
-                  if type(value).__name__ == section and stored.get(name) is None]
-        if isinstance(stored.get("accelerate_config"), str):
-            paths.append(accelerate_file(stored["accelerate_config"]))
-        return paths + [p for name, item in stored.items() if not isinstance(item, str) for p in named_paths(item)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [p for f in dataclasses.fields(value) for p in named_paths(getattr(value, f.name))]
-    if isinstance(value, BaseModel):
-        return [p for name in type(value).model_fields for p in named_paths(value.__dict__.get(name))]
-    if isinstance(value, (list, tuple)):
-        return [p for item in value for p in named_paths(item)]
-    if isinstance(value, dict):
-        return [p for item in value.values() for p in named_paths(item)]
-    return []
+    stored = section.__dict__  # not getattr: reading a field for the key is not consuming it
+    paths = [Path(item).expanduser() for name, item in stored.items()
+             if isinstance(item, str) and name not in NOT_DATA and is_path_field(type(section), name)]
+    paths += [default_file(*where) for (kind, name), where in DEFAULT_FILES.items()
+              if type(section).__name__ == kind and stored.get(name) is None]
+    if isinstance(stored.get("accelerate_config"), str):
+        paths.append(accelerate_file(stored["accelerate_config"]))
+    return paths
 
 
 def default_file(module: str, function: str) -> Path:

@@ -27,12 +27,10 @@ too), a data source's ``hub`` and a dense retriever's encoder.
 
 from __future__ import annotations
 
-import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
 
 UNRESOLVED = "unresolved"
 HUB_BACKENDS = ("transformers", "vllm")
@@ -50,21 +48,10 @@ def revision_tags(resolved: dict[str, str]) -> dict[str, str]:
 
 def hub_references(value: Any) -> list[tuple[str, str]]:
     """``(kind, repo)`` for every hub repository named in settings inside ``value`` (nested too)."""
-    from components.settings import BenchmarkSettings, ModelSettings, StrictSettings
+    from components.settings import BenchmarkSettings, ModelSettings
+    from runtime.settings_walk import gather
 
-    if isinstance(value, StrictSettings):
-        found = list(_own_references(value, BenchmarkSettings, ModelSettings))
-        stored = value.__dict__
-        return found + [ref for item in stored.values() if not isinstance(item, str) for ref in hub_references(item)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [ref for f in dataclasses.fields(value) for ref in hub_references(getattr(value, f.name))]
-    if isinstance(value, BaseModel):
-        return [ref for name in type(value).model_fields for ref in hub_references(value.__dict__.get(name))]
-    if isinstance(value, (list, tuple)):
-        return [ref for item in value for ref in hub_references(item)]
-    if isinstance(value, dict):
-        return [ref for item in value.values() for ref in hub_references(item)]
-    return []
+    return gather(value, lambda section: _own_references(section, BenchmarkSettings, ModelSettings))
 
 
 def _own_references(section, benchmark_type, model_type):

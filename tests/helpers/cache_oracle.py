@@ -24,7 +24,7 @@ HOOK_DIR = Path(__file__).resolve().parent / "audit_hook"
 PACKAGES = ("components", "runtime", "tasks", "flows", "cli")
 KEY_MACHINERY = {  # the modules that compute a key run inside the task's context, but decide no output
     "runtime.caching", "runtime.task_code", "runtime.import_graph", "runtime.file_inputs", "runtime.hub_revisions",
-    "runtime.server_libraries"}
+    "runtime.server_libraries", "runtime.settings_walk"}
 
 RUNNER = r'''
 import json, sys
