@@ -17,7 +17,14 @@ C3_CASES = [
     ("Tokio", ["Tokyo"], 1 / 3),              # tok | oky, kyo
     ("東京都です", ["東京都"], 1.0),
     ("京都", ["東京都"], 0.0),                 # no 3-gram of 東京都 in a two-character prediction
-    ("東京", ["東京"], 1.0),                   # gold shorter than 3: containment
+    # golds shorter than 3 characters after normalization have no 3-gram: 0 whatever the prediction, as the
+    # released scorer (recall of an empty 3-gram set), so only a longer alias can earn c3Recall
+    ("東京", ["東京"], 0.0),
+    ("13", ["13"], 0.0),
+    ("it is 13", ["13"], 0.0),
+    ("東京です", ["東京", "東京都"], 0.0),      # 東京: none; 東京都's one 3-gram is not in {東京で, 京です}
+    ("東京都です", ["東京", "東京都"], 1.0),    # 東京 scores 0, 東京都's one 3-gram {東京都} is found
+    ("Rome", ["Rom", "ro"], 1.0),              # "rom" has one 3-gram, found in "rome"; "ro" has none
     ("1989年", ["1989"], 1.0),
     ("", ["Paris"], 0.0),
     (None, ["Paris"], 0.0),
