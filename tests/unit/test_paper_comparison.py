@@ -80,7 +80,6 @@ def test_a_cpu_twins_recipe_measures_the_shipped_rows_and_lists_the_rest():
     (["grpo.rewards.0.params.answer_metric=exact_match"], {"w/o c3Recall Reward"}),
     (["grpo.coupling={mode: none}"], {"w/o Lc Rollout"}),
     (["grpo.lcrl.rounds=[[query]]"], {"w/o multi-language Rollout"}),
-    (["grpo.coupling.baseline=batch"], {"Replace by PPO"}),
 ])
 def test_each_ablation_run_measures_its_own_rows(overrides, measured_rows):
     metrics = {f"evaluation/{b}/all/{m}": 0.1 for b in ("mkqa", "xor_tydi") for m in ("fem", "c3recall", "clr")}
@@ -88,9 +87,21 @@ def test_each_ablation_run_measures_its_own_rows(overrides, measured_rows):
     assert {e["row"] for e in entries if e["status"] == "measured"} == measured_rows
 
 
+def test_replace_by_ppo_is_listed_as_not_reproducible_and_never_measured():
+    """No run measures the PPO rows (no critic, no PPO trainer in trl 1.x): listed with the reason, in the text too."""
+    metrics = {f"evaluation/mkqa/all/{m}": 0.1 for m in ("fem", "c3recall")}
+    runs = [lcrl_run(metrics=metrics), lcrl_run("grpo.coupling.baseline=batch", metrics=metrics)]
+    ppo = [e for e in entries_of(runs) if e["row"] == "Replace by PPO"]
+    assert [(e["metric"], e["status"], e["measured"]) for e in ppo] == [("fem", "unmeasured", None),
+                                                                        ("c3recall", "unmeasured", None)]
+    assert all("not reproducible here" in e["reason"] and "critic" in e["reason"] for e in ppo)
+    text = format_paper_table(ppo, "LcRL")
+    assert text.count("not measured here: not reproducible here: PPO needs a critic") == 2
+
+
 def test_no_run_of_the_role():
     entries = entries_of([Measurement("base", "base", "r", recipe_params("cpu-lcrl"), {})])
-    assert {e["reason"] for e in entries} == {"no grpo evaluation among the compared runs"}
+    assert {e["reason"] for e in entries if e["status"] == "missing"} == {"no grpo evaluation among the compared runs"}
 
 
 def test_an_evaluation_twin_against_adamames_table():
@@ -114,7 +125,7 @@ def test_the_text_table_is_on_the_papers_scale():
     line = text.splitlines()[-1]
     assert line.split()[:7] == ["Main", "results", "LcRL", "grpo", "mkqa", "all", "fem"]
     # Wilson's at n_eff = 0.25 * 0.75 / 0.05^2 = 75, by hand: [0.1658, 0.3585]; no paper n: its error left out (~)
-    assert line.endswith("41.2    25.0 ±5.0 (n 24)  [16.6, 35.9]  Δ -16.2 [-24.6, -5.3]  !  ~")
+    assert line.endswith("41.2          25.0 ±5.0 (n 24)  [16.6, 35.9]  Δ -16.2 [-24.6, -5.3]  !  ~")
     assert "1 of 1 values measured" in text
 
 
