@@ -201,3 +201,39 @@ def test_exact_reproductions_at_the_papers_n_are_reported_consistent_95_percent_
     rate, measured_only = simulated_consistency((0.3, 0.6, 0.85, 0.97), n=250, trials=1000, samples=samples)
     assert 0.935 <= rate <= 0.975          # 4,000 reproductions: 0.95's binomial 99.9% band is about ±0.011
     assert measured_only < 0.88            # the test this replaces rejects about one exact reproduction in six
+
+
+def test_a_corrected_cell_is_held_against_its_corrected_value_and_shows_the_printed_one():
+    row = PaperRow("Table 2", "Vanilla", "Qwen3-4B", "base", "mgsm_rev2", "lcpr", "in_domain", 13.0, 100.0,
+                   problems=250, corrected=1.3, evidence="mean of table 16's fr, ja, ko, th")
+    run = Measurement("base", "base", "r", {}, {row.key: 0.02, row.key + "_stderr": 0.01, row.key + "_n": 1000})
+    (entry,) = paper_entries([row], [run])
+    # held against 1.3 %: 0.02 - 0.013 = +0.007 (against the printed 13.0 % it would be -0.11)
+    assert (entry["paper"], entry["printed"], entry["paper_value"], entry["difference"]) == (1.3, 13.0, 0.013, 0.007)
+    line = format_paper_table([entry], "AdaMame").splitlines()[-1]
+    assert " 1.3 " in line and line.endswith("(printed 13.0: mean of table 16's fr, ja, ko, th)")
+
+
+@pytest.mark.parametrize("measured, stderr, consistent", [
+    (0.97, 0.01, True),     # interval [~0.95, ~0.99] reaches past 0.95
+    (0.90, 0.01, False),    # Wilson's at n_eff = 0.9 * 0.1 / 0.01^2 = 900: upper end ~0.918 < 0.95
+    (0.90, None, None),     # no error logged (an audit's figure): no verdict
+])
+def test_a_bound_is_consistent_when_the_measured_interval_reaches_past_it(measured, stderr, consistent):
+    row = PaperRow("Abstract", "Qwen3-8B selection", "Qwen3-8B", "audit", "mgsm", "repairs_cross_lingual_share",
+                   "all", 95.0, 100.0, verifier="trusted", relation=">",
+                   key_template="audit/selection/mean/repairs_cross_lingual_share")
+    metrics = {row.key: measured, **({row.key + "_stderr": stderr, row.key + "_n": 900} if stderr else {})}
+    (entry,) = paper_entries([row], [Measurement("audit", "audit", "r", {}, metrics)])
+    assert entry["key"] == "audit/selection/mean/repairs_cross_lingual_share"
+    assert entry["consistent_with_paper"] is consistent
+    assert " >95.0 " in format_paper_table([entry], "bias").splitlines()[-1]
+
+
+def test_a_before_after_row_and_an_unmeasured_one_print_as_such():
+    row = PaperRow("Abstract", "Training audit", "?", "-", "-", "trusted accuracy", "all", 0.735, 1.0, before=0.647,
+                   unmeasured="not a run of this profile")
+    (entry,) = paper_entries([row], [])
+    assert (entry["status"], entry["before"], entry["key"]) == ("unmeasured", 0.647, None)
+    line = format_paper_table([entry], "bias").splitlines()[-1]
+    assert "0.647→0.735" in line and line.endswith("not measured here: not a run of this profile")
