@@ -101,3 +101,15 @@ def test_exact_match_ablation_and_missing_gold():
     out = reward(prompts=["p"] * 3, completions=["<answer>Paris</answer>", "<answer>Pari</answer>", "x"],
                  answers=[["Paris", "Lutèce"], ["Paris"], []])
     assert out == [1.0, 0.0, None]
+
+
+def test_at_the_released_weight_the_penalty_moves_a_reward_by_at_most_a_hundredth():
+    """The most penalized case by hand: five identical bad answers (m = 1, p = 1 - 0.5 = 0.5, w = min(1, 5/5) = 1,
+    r_anti = -0.5) with r_ans = c3Recall("Paris", "Parme") = |{par}| / |{par, arm, rme}| = 1/3 < tau_bad 0.4:
+    r_total = 1/3 - 0.02 * 0.5 at lambda 0.02, 1/3 at lambda 0 (the "w/o Lc reward" run)."""
+    completions = ["<answer>Paris</answer>"] * 5
+    def rewards(weight):
+        return LcRLReward(penalty_weight=weight)(prompts=["p"] * 5, completions=completions, gold=["Parme"] * 5,
+                                                 group=["g"] * 5)
+    assert rewards(0.02) == pytest.approx([1 / 3 - 0.01] * 5)
+    assert rewards(0.0) == pytest.approx([1 / 3] * 5)
