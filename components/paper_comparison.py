@@ -340,7 +340,7 @@ def format_paper_table(entries: Sequence[Mapping[str, Any]], title: str) -> str:
 
 
 HEADER = ("table", "row", "run", "benchmark", "lang", "metric", "paper")
-WIDTHS = (14, 28, 10, 10, 13, 12, 12)
+WIDTHS = (14, 28, 10, 10, 13, 16, 12)
 
 
 def paper_report(entries: Sequence[Mapping[str, Any]], title: str) -> tuple[str, str]:
