@@ -40,6 +40,14 @@ the entry ``~``). A run that logged no standard error (an audit's rates) has no 
 verdict. The text table prints every value on the paper's own scale (percent for
 ``scale: 100``).
 
+The table's own corrections and other row kinds (``components.paper_tables``). A cell the
+paper prints inconsistently is held against its ``corrected`` value; the entry keeps the
+printed one (``printed``) and the ``evidence``, and the text prints both. A bound (``relation``
+``>``/``<``: "over 95 %") is consistent when the measured interval reaches past it
+(``ci_high > bound`` for ``>``). A ``before`` value is carried and printed (``0.647→0.735``);
+the run is held against the after value. A row marked ``unmeasured`` gets one ``unmeasured``
+entry with its reason, and is never compared.
+
 >>> rows = [PaperRow("T2", "Ours", "M", "grpo", "mkqa", "fem", "all", 41.2, 100.0, problems=500)]
 >>> run = Measurement("grpo", "grpo", "r1", {}, {"evaluation/mkqa/all/fem": 0.3, "evaluation/mkqa/all/fem_stderr": 0.05,
 ...                                            "evaluation/mkqa/all/fem_n": 48})
@@ -211,9 +219,10 @@ def _why_not_logged(row: PaperRow, metrics: Mapping[str, float]) -> str:
 def _entry(row: PaperRow, status: str, reason: str | None = None, run: Measurement | None = None) -> dict[str, Any]:
     entry = {"table": row.table, "row": row.row, "model": row.model, "measured_by": row.measured_by,
              "overrides": list(row.overrides), "benchmark": row.benchmark, "language": row.language,
-             "metric": row.metric, "key": row.key, "paper": row.value, "scale": row.scale,
-             "paper_value": row.fraction, "status": status, "reason": reason,
-             "run": run.label if run else None, "run_id": run.run_id if run else None}
+             "metric": row.metric, "key": None if row.unmeasured else row.key, "paper": row.held,
+             "printed": row.value, "corrected": row.corrected, "evidence": row.evidence, "relation": row.relation,
+             "before": row.before, "scale": row.scale, "paper_value": row.fraction, "status": status,
+             "reason": reason, "run": run.label if run else None, "run_id": run.run_id if run else None}
     empty = {"measured": None, "stderr": None, "n": None, "ci_low": None, "ci_high": None, "difference": None,
              "paper_n": row.problems, "difference_low": None, "difference_high": None, "consistent_with_paper": None}
     if status != "measured":
@@ -227,14 +236,30 @@ def _entry(row: PaperRow, status: str, reason: str | None = None, run: Measureme
     return {**entry, "measured": value, "stderr": stderr, "n": n, "ci_low": rounded[0], "ci_high": rounded[1],
             "difference": round(value - row.fraction, 10), "paper_n": row.problems,
             "difference_low": rounded[2], "difference_high": rounded[3],
-            "consistent_with_paper": None if d_low is None else d_low <= 0 <= d_high}
+            "consistent_with_paper": _verdict(row, low, high, d_low, d_high)}
+
+
+def _verdict(row: PaperRow, low: float | None, high: float | None, d_low: float | None,
+             d_high: float | None) -> bool | None:
+    """Consistent with the paper: the difference's interval holds 0, or, for a bound, the measured interval
+    reaches past it; ``None`` without an interval."""
+    if row.relation == ">":
+        return None if high is None else high > row.fraction
+    if row.relation == "<":
+        return None if low is None else low < row.fraction
+    return None if d_low is None else d_low <= 0 <= d_high
 
 
 def paper_entries(rows: Sequence[PaperRow], runs: Sequence[Measurement]) -> list[dict[str, Any]]:
     """One entry per (paper row, run measuring it), or one ``missing`` entry with the reason (see the docstring)."""
-    others = {role: sorted({r.overrides for r in rows if r.measured_by == role}) for role in {r.measured_by for r in rows}}
+    compared = [r for r in rows if r.unmeasured is None]
+    others = {role: sorted({r.overrides for r in compared if r.measured_by == role})
+              for role in {r.measured_by for r in compared}}
     out = []
     for row in rows:
+        if row.unmeasured is not None:
+            out.append(_entry(row, "unmeasured", row.unmeasured))
+            continue
         candidates = [run for run in runs if run.role == row.measured_by]
         if not candidates:
             kind = "audit run" if row.measured_by == "audit" else f"{row.measured_by} evaluation"
@@ -260,7 +285,25 @@ def _on_scale(value: float | None, scale: float, signed: bool = False) -> str:
         f"{shown:+.3f}" if signed else f"{shown:.3f}")
 
 
+def _paper_text(entry: Mapping[str, Any]) -> str:
+    """The paper's cell: the held value, a bound's relation, a before→after pair."""
+    scale = entry["scale"]
+    text = (entry["relation"] or "") + _on_scale(entry["paper_value"], scale)
+    if entry["before"] is not None:
+        text = f"{_on_scale(entry['before'] / scale, scale)}→{text}"
+    return text
+
+
+def _printed_text(entry: Mapping[str, Any]) -> str:
+    """Where the held value is a correction: the printed value and the evidence."""
+    if entry["corrected"] is None:
+        return ""
+    return f"  (printed {_on_scale(entry['printed'] / entry['scale'], entry['scale'])}: {entry['evidence']})"
+
+
 def _measured_text(entry: Mapping[str, Any]) -> str:
+    if entry["status"] == "unmeasured":
+        return f"not measured here: {entry['reason']}"
     if entry["status"] != "measured":
         return f"missing: {entry['reason']}"
     scale = entry["scale"]
@@ -284,17 +327,20 @@ def format_paper_table(entries: Sequence[Mapping[str, Any]], title: str) -> str:
              f"{counted} of {len(entries)} values measured. Values on the paper's scale; measured ±1 standard error "
              "(n: problems) [95% interval: Wilson's for a rate]; Δ = measured - paper [95% interval with both runs' "
              "sampling errors, the paper's at its n (Newcombe's for a rate)]; ! = not consistent with the paper "
-             "(the interval excludes 0); ~ = the paper's n is not in its table, its error left out",
+             "(the interval excludes 0; for a bound >x or <x, the measured interval does not reach past it); "
+             "~ = the paper's n is not in its table, its error left out; (printed …) = the paper prints another "
+             "value in this cell, the run is held against the one its other cells imply; a→b = before→after",
              "  ".join(f"{h:<{w}}" for h, w in zip(HEADER, WIDTHS)) + "  measured"]
     for e in entries:
         cells = [e["table"], e["row"], e["run"] or e["measured_by"], e["benchmark"], e["language"], e["metric"],
-                 _on_scale(e["paper_value"], e["scale"])]
-        lines.append("  ".join(f"{str(c)[:w]:<{w}}" for c, w in zip(cells, WIDTHS)) + "  " + _measured_text(e))
+                 _paper_text(e)]
+        lines.append("  ".join(f"{str(c)[:w]:<{w}}" for c, w in zip(cells, WIDTHS)) + "  " + _measured_text(e)
+                     + _printed_text(e))
     return "\n".join(lines)
 
 
 HEADER = ("table", "row", "run", "benchmark", "lang", "metric", "paper")
-WIDTHS = (14, 28, 10, 10, 13, 12, 6)
+WIDTHS = (14, 28, 10, 10, 13, 16, 12)
 
 
 def paper_report(entries: Sequence[Mapping[str, Any]], title: str) -> tuple[str, str]:

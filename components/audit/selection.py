@@ -22,8 +22,10 @@ the share of the selection gap recovered ``(agg - local) / (oracle - local)``
 (``None`` when the gap is 0), ``repairs`` (local wrong, aggregated right),
 ``repairs_cross_lingual`` (repairs whose chosen cluster was strictly smaller
 than the local majority in ``t``: the target language alone could not have
-picked it, so the repair needed support from other languages), and ``harms``
-(local right, aggregated wrong). ``"mean"`` averages the accuracies over
+picked it, so the repair needed support from other languages),
+``repairs_cross_lingual_share`` (their share of the repairs, ``None`` without a
+repair: the paper's post-mortem figure) and ``harms`` (local right, aggregated
+wrong). ``"mean"`` averages the accuracies over
 languages and recomputes the recovered share from those means.
 """
 
@@ -109,6 +111,15 @@ def gap_recovered(local: float, aggregated: float, oracle: float) -> float | Non
     return (aggregated - local) / gap
 
 
+def share(part: int, whole: int) -> float | None:
+    """``part / whole``; ``None`` when ``whole`` is 0.
+
+    >>> share(1, 2), share(0, 0)
+    (0.5, None)
+    """
+    return part / whole if whole else None
+
+
 def _summary(items: list[Choice]) -> dict:
     n = len(items)
     local = sum(c.local_correct for c in items) / n
@@ -119,6 +130,7 @@ def _summary(items: list[Choice]) -> dict:
         "problems": n, "local_majority": local, "aggregated": agg, "oracle": oracle,
         "gap_recovered": gap_recovered(local, agg, oracle),
         "repairs": len(repairs), "repairs_cross_lingual": sum(c.cross_lingual for c in repairs),
+        "repairs_cross_lingual_share": share(sum(c.cross_lingual for c in repairs), len(repairs)),
         "harms": sum(c.local_correct and not c.aggregated_correct for c in items),
     }
 
@@ -142,5 +154,7 @@ def _mean(report: Mapping[str, dict]) -> dict:
         "gap_recovered": gap_recovered(means["local_majority"], means["aggregated"], means["oracle"]),
         "repairs": sum(r["repairs"] for r in rows),
         "repairs_cross_lingual": sum(r["repairs_cross_lingual"] for r in rows),
+        "repairs_cross_lingual_share": share(sum(r["repairs_cross_lingual"] for r in rows),
+                                             sum(r["repairs"] for r in rows)),
         "harms": sum(r["harms"] for r in rows),
     }

@@ -16,9 +16,11 @@ normalization shared by all of them:
   prediction ("the capital is Paris" counts for gold "Paris").
 * ``c3_recall``: the share of the gold's distinct character 3-grams that occur
   in the prediction, maximized over the golds. A gold shorter than three
-  characters after normalization has no 3-gram; it scores 1 when it occurs in
-  the prediction and 0 otherwise (the reference code scores it 0 always, which
-  makes two-character answers such as ``東京`` or ``13`` unrewardable).
+  characters after normalization has no 3-gram and scores 0 whatever the
+  prediction, as in LcRL's released scorer (its recall of an empty 3-gram set is
+  0): a question whose every gold is that short (``東京``, ``13``) adds 0 to
+  c3Recall even when answered right, and only fEM credits it. The paper's
+  c3Recall numbers are computed so, and the reward inherits it.
 * ``answer_in_language``: CLR's per-answer judgement — the answer's detected
   language (lingua, ``components.language``) is the query's; an answer without
   letters (a number, a date in digits) is language-neutral and counts as correct.
@@ -118,10 +120,10 @@ def char_ngrams(text: str, n: int = 3) -> set[str]:
 
 
 def c3_recall(prediction: str | None, golds: str | Iterable[str], n: int = 3) -> float:
-    """Character n-gram recall of the best gold in the prediction (short golds: containment).
+    """Character n-gram recall of the best gold in the prediction; a gold without an n-gram scores 0.
 
-    >>> c3_recall("東京です", ["東京"]), c3_recall(None, ["abc"])
-    (1.0, 0.0)
+    >>> c3_recall("東京都です", ["東京"]), c3_recall("東京都です", ["東京", "東京都"]), c3_recall(None, ["abc"])
+    (0.0, 1.0, 0.0)
     """
     pred = normalize_answer(prediction)
     if not pred:
@@ -130,7 +132,7 @@ def c3_recall(prediction: str | None, golds: str | Iterable[str], n: int = 3) ->
     best = 0.0
     for gold in _golds(golds):
         gold_grams = char_ngrams(gold, n)
-        score = len(gold_grams & pred_grams) / len(gold_grams) if gold_grams else float(gold in pred)
+        score = len(gold_grams & pred_grams) / len(gold_grams) if gold_grams else 0.0
         best = max(best, score)
     return best
 

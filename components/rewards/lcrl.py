@@ -15,8 +15,13 @@ LcRL scores a search-augmented rollout by its final ``<answer>``:
   mean of the two directed 3-gram overlaps of the normalized answers, and so do
   we (``margin``, ``group_scale``, ``tau_bad``). A group with fewer than two bad
   answers is not penalized, nor is an empty answer (it has no 3-gram).
-* ``r_total(i) = max(0, r_ans(i) + λ · r_anti(i))`` with λ = ``penalty_weight``
-  (0.02 in the released training script); λ = 0 is the "w/o Lc reward" ablation.
+* ``r_total(i) = max(0, r_ans(i) + λ · r_anti(i))`` with λ = ``penalty_weight``.
+  The paper's text gives the form and the clip but no λ; the released trainer
+  fixes λ = 0.02 (and caps ``r_total`` at 1.5, which ``r_ans`` ≤ 1 never reaches),
+  and λ = 0 is its switch for the "w/o Lc reward" ablation. Since ``p_i`` ≤ 0.5
+  and ``w_q`` ≤ 1, the penalty moves a reward by at most λ · 0.5 = 0.01 at the
+  released weight: the ablation's run differs from the full one by that little
+  in its reward, whatever the paper's table prints for it.
 
 The group is the ``group`` column when the dataset has one (the coupled
 multilingual group under language coupling, ``components.training.coupling``),

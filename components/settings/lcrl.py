@@ -24,9 +24,12 @@ w/o Lc Reward                    ``grpo.rewards.0.params.penalty_weight=0``
 w/o c3Recall Reward (EM)         ``grpo.rewards.0.params.answer_metric=exact_match``
 w/o Lc Rollout                   ``grpo.coupling=none``
 w/o multi-language rollout       ``grpo.lcrl.rounds=[[query]]``
-Replace by PPO                   ``grpo.coupling.baseline=batch`` (one baseline
-                                 over the whole batch; trl has no critic here)
+Replace by PPO                   none: PPO learns a critic (a value model, GAE
+                                 advantages) and trl 1.x has no PPO trainer
 ===============================  ==============================================
+
+``grpo.coupling.baseline=batch`` (one baseline over the whole generation batch)
+is a critic-free variant of its own, not PPO, and measures no row of the table.
 
 >>> CouplingSettings.model_validate("language").mode
 'language'
@@ -55,8 +58,8 @@ class CouplingSettings(StrictSettings):
     RL set, the cross-language id of MGSM/MSVAMP/MMATH/MKQA rows). A coupled
     group must hold every language of ``languages`` (``None``: every language of
     the dataset); incomplete groups are dropped and counted. ``baseline``:
-    ``group`` (GRPO) or ``batch`` (one mean and std over the generation batch:
-    the paper's PPO ablation without a critic).
+    ``group`` (GRPO) or ``batch`` (one mean and std over the generation batch,
+    a critic-free batch baseline; not the paper's PPO, which learns a critic).
     """
 
     mode: Literal["none", "language"] = "none"

@@ -17,8 +17,8 @@ std (``scale_rewards``), unscorable-row handling and multi-objective aggregation
 then apply to the multilingual group unchanged, and a trl release that keeps
 "a group is a contiguous run of ``num_generations``" keeps this working; the
 integration test pins it against trl's advantages on uncoupled and coupled
-batches. The PPO-style ablation (``baseline: batch``) is the same seam with
-the whole generation batch as one group.
+batches. A batch-wide baseline (``baseline: batch``) is the same seam with
+the whole generation batch as one group (critic-free: not PPO).
 
 Not supported with coupling: vLLM ``server`` mode (it deduplicates prompts by
 taking every ``num_generations``-th one, which assumes one prompt per group);

@@ -59,11 +59,16 @@ def test_an_evaluation_twin_held_against_adamames_table(tiny_model_dir, shared_d
     assert 'another setting: this row is measured with evaluation.prompt={style: plain}' in reasons  # Vanilla rows
     assert any(r.startswith("not logged: the run reports no pass_at_4") for r in reasons)  # the twin has pass@2
     assert any(r == "not evaluated: the run has no ko on mgsm_rev2" for r in reasons)  # no Korean offline
+    corrected = [e for e in entries if e["corrected"] is not None]  # the cells the paper prints inconsistently
+    assert corrected and all(e["paper"] == e["corrected"] != e["printed"] and e["evidence"] for e in corrected)
+    assert all(e["difference"] == pytest.approx(e["measured"] - e["corrected"] / 100)
+               for e in corrected if e["status"] == "measured")
 
     text = compare(tmp_path, prefect_server, run_id, "--paper", "qwen3-4b-adamame-evaluation")
     assert text.returncode == 0, text.stderr[-4000:]
     assert f"{len(measured)} of {len(entries)} values measured" in text.stdout
     assert "Table 16" in text.stdout and "missing: another setting" in text.stdout and "comparison run: " in text.stdout
+    assert "(printed 13.0: the mean of table 16's fr, ja, ko and th" in text.stdout  # held value and printed one
 
     refused = compare(tmp_path, prefect_server, run_id, "--paper", str(REPO / "profiles" / "cpu-lcrl.yaml"))
     assert refused.returncode == 2 and "no paper table" in refused.stderr

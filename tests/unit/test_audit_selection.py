@@ -56,15 +56,18 @@ def test_selection_report_by_hand():
     report = selection_report(_judgements())
     assert report["en"] == {
         "problems": 3, "local_majority": 1.0, "aggregated": pytest.approx(2 / 3), "oracle": 1.0,
-        "gap_recovered": None, "repairs": 0, "repairs_cross_lingual": 0, "harms": 1,
+        "gap_recovered": None, "repairs": 0, "repairs_cross_lingual": 0, "repairs_cross_lingual_share": None,
+        "harms": 1,
     }
     assert report["ja"] == {
         "problems": 3, "local_majority": 0.0, "aggregated": pytest.approx(2 / 3), "oracle": pytest.approx(2 / 3),
-        "gap_recovered": pytest.approx(1.0), "repairs": 2, "repairs_cross_lingual": 1, "harms": 0,
+        "gap_recovered": pytest.approx(1.0), "repairs": 2, "repairs_cross_lingual": 1,
+        "repairs_cross_lingual_share": 0.5, "harms": 0,
     }
     assert report["zh"] == {
         "problems": 2, "local_majority": 1.0, "aggregated": 0.5, "oracle": 1.0,
-        "gap_recovered": None, "repairs": 0, "repairs_cross_lingual": 0, "harms": 1,
+        "gap_recovered": None, "repairs": 0, "repairs_cross_lingual": 0, "repairs_cross_lingual_share": None,
+        "harms": 1,
     }
     # means over languages: local 2/3, aggregated (2/3 + 2/3 + 1/2) / 3 = 11/18, oracle 8/9
     mean = report["mean"]
@@ -73,6 +76,7 @@ def test_selection_report_by_hand():
     assert mean["oracle"] == pytest.approx(8 / 9)
     assert mean["gap_recovered"] == pytest.approx((11 / 18 - 12 / 18) / (16 / 18 - 12 / 18))  # -0.25
     assert (mean["problems"], mean["repairs"], mean["repairs_cross_lingual"], mean["harms"]) == (8, 2, 1, 2)
+    assert mean["repairs_cross_lingual_share"] == 0.5  # 1 of the 2 repairs (both in ja) needed other languages
 
 
 def test_no_extracted_answer_counts_as_wrong():

@@ -17,7 +17,14 @@ C3_CASES = [
     ("Tokio", ["Tokyo"], 1 / 3),              # tok | oky, kyo
     ("東京都です", ["東京都"], 1.0),
     ("京都", ["東京都"], 0.0),                 # no 3-gram of 東京都 in a two-character prediction
-    ("東京", ["東京"], 1.0),                   # gold shorter than 3: containment
+    # golds shorter than 3 characters after normalization have no 3-gram: 0 whatever the prediction, as the
+    # released scorer (recall of an empty 3-gram set), so only a longer alias can earn c3Recall
+    ("東京", ["東京"], 0.0),
+    ("13", ["13"], 0.0),
+    ("it is 13", ["13"], 0.0),
+    ("東京です", ["東京", "東京都"], 0.0),      # 東京: none; 東京都's one 3-gram is not in {東京で, 京です}
+    ("東京都です", ["東京", "東京都"], 1.0),    # 東京 scores 0, 東京都's one 3-gram {東京都} is found
+    ("Rome", ["Rom", "ro"], 1.0),              # "rom" has one 3-gram, found in "rome"; "ro" has none
     ("1989年", ["1989"], 1.0),
     ("", ["Paris"], 0.0),
     (None, ["Paris"], 0.0),
@@ -94,3 +101,15 @@ def test_exact_match_ablation_and_missing_gold():
     out = reward(prompts=["p"] * 3, completions=["<answer>Paris</answer>", "<answer>Pari</answer>", "x"],
                  answers=[["Paris", "Lutèce"], ["Paris"], []])
     assert out == [1.0, 0.0, None]
+
+
+def test_at_the_released_weight_the_penalty_moves_a_reward_by_at_most_a_hundredth():
+    """The most penalized case by hand: five identical bad answers (m = 1, p = 1 - 0.5 = 0.5, w = min(1, 5/5) = 1,
+    r_anti = -0.5) with r_ans = c3Recall("Paris", "Parme") = |{par}| / |{par, arm, rme}| = 1/3 < tau_bad 0.4:
+    r_total = 1/3 - 0.02 * 0.5 at lambda 0.02, 1/3 at lambda 0 (the "w/o Lc reward" run)."""
+    completions = ["<answer>Paris</answer>"] * 5
+    def rewards(weight):
+        return LcRLReward(penalty_weight=weight)(prompts=["p"] * 5, completions=completions, gold=["Parme"] * 5,
+                                                 group=["g"] * 5)
+    assert rewards(0.02) == pytest.approx([1 / 3 - 0.01] * 5)
+    assert rewards(0.0) == pytest.approx([1 / 3] * 5)

@@ -80,7 +80,6 @@ def test_a_cpu_twins_recipe_measures_the_shipped_rows_and_lists_the_rest():
     (["grpo.rewards.0.params.answer_metric=exact_match"], {"w/o c3Recall Reward"}),
     (["grpo.coupling={mode: none}"], {"w/o Lc Rollout"}),
     (["grpo.lcrl.rounds=[[query]]"], {"w/o multi-language Rollout"}),
-    (["grpo.coupling.baseline=batch"], {"Replace by PPO"}),
 ])
 def test_each_ablation_run_measures_its_own_rows(overrides, measured_rows):
     metrics = {f"evaluation/{b}/all/{m}": 0.1 for b in ("mkqa", "xor_tydi") for m in ("fem", "c3recall", "clr")}
@@ -88,9 +87,21 @@ def test_each_ablation_run_measures_its_own_rows(overrides, measured_rows):
     assert {e["row"] for e in entries if e["status"] == "measured"} == measured_rows
 
 
+def test_replace_by_ppo_is_listed_as_not_reproducible_and_never_measured():
+    """No run measures the PPO rows (no critic, no PPO trainer in trl 1.x): listed with the reason, in the text too."""
+    metrics = {f"evaluation/mkqa/all/{m}": 0.1 for m in ("fem", "c3recall")}
+    runs = [lcrl_run(metrics=metrics), lcrl_run("grpo.coupling.baseline=batch", metrics=metrics)]
+    ppo = [e for e in entries_of(runs) if e["row"] == "Replace by PPO"]
+    assert [(e["metric"], e["status"], e["measured"]) for e in ppo] == [("fem", "unmeasured", None),
+                                                                        ("c3recall", "unmeasured", None)]
+    assert all(e["reason"].startswith("not reproducible: PPO needs a critic") for e in ppo)
+    text = format_paper_table(ppo, "LcRL")
+    assert text.count("not measured here: not reproducible: PPO needs a critic") == 2
+
+
 def test_no_run_of_the_role():
     entries = entries_of([Measurement("base", "base", "r", recipe_params("cpu-lcrl"), {})])
-    assert {e["reason"] for e in entries} == {"no grpo evaluation among the compared runs"}
+    assert {e["reason"] for e in entries if e["status"] == "missing"} == {"no grpo evaluation among the compared runs"}
 
 
 def test_an_evaluation_twin_against_adamames_table():
@@ -114,7 +125,7 @@ def test_the_text_table_is_on_the_papers_scale():
     line = text.splitlines()[-1]
     assert line.split()[:7] == ["Main", "results", "LcRL", "grpo", "mkqa", "all", "fem"]
     # Wilson's at n_eff = 0.25 * 0.75 / 0.05^2 = 75, by hand: [0.1658, 0.3585]; no paper n: its error left out (~)
-    assert line.endswith("41.2    25.0 ±5.0 (n 24)  [16.6, 35.9]  Δ -16.2 [-24.6, -5.3]  !  ~")
+    assert line.endswith("41.2          25.0 ±5.0 (n 24)  [16.6, 35.9]  Δ -16.2 [-24.6, -5.3]  !  ~")
     assert "1 of 1 values measured" in text
 
 
@@ -190,3 +201,39 @@ def test_exact_reproductions_at_the_papers_n_are_reported_consistent_95_percent_
     rate, measured_only = simulated_consistency((0.3, 0.6, 0.85, 0.97), n=250, trials=1000, samples=samples)
     assert 0.935 <= rate <= 0.975          # 4,000 reproductions: 0.95's binomial 99.9% band is about ±0.011
     assert measured_only < 0.88            # the test this replaces rejects about one exact reproduction in six
+
+
+def test_a_corrected_cell_is_held_against_its_corrected_value_and_shows_the_printed_one():
+    row = PaperRow("Table 2", "Vanilla", "Qwen3-4B", "base", "mgsm_rev2", "lcpr", "in_domain", 13.0, 100.0,
+                   problems=250, corrected=1.3, evidence="mean of table 16's fr, ja, ko, th")
+    run = Measurement("base", "base", "r", {}, {row.key: 0.02, row.key + "_stderr": 0.01, row.key + "_n": 1000})
+    (entry,) = paper_entries([row], [run])
+    # held against 1.3 %: 0.02 - 0.013 = +0.007 (against the printed 13.0 % it would be -0.11)
+    assert (entry["paper"], entry["printed"], entry["paper_value"], entry["difference"]) == (1.3, 13.0, 0.013, 0.007)
+    line = format_paper_table([entry], "AdaMame").splitlines()[-1]
+    assert " 1.3 " in line and line.endswith("(printed 13.0: mean of table 16's fr, ja, ko, th)")
+
+
+@pytest.mark.parametrize("measured, stderr, consistent", [
+    (0.97, 0.01, True),     # interval [~0.95, ~0.99] reaches past 0.95
+    (0.90, 0.01, False),    # Wilson's at n_eff = 0.9 * 0.1 / 0.01^2 = 900: upper end ~0.918 < 0.95
+    (0.90, None, None),     # no error logged (an audit's figure): no verdict
+])
+def test_a_bound_is_consistent_when_the_measured_interval_reaches_past_it(measured, stderr, consistent):
+    row = PaperRow("Abstract", "Qwen3-8B selection", "Qwen3-8B", "audit", "mgsm", "repairs_cross_lingual_share",
+                   "all", 95.0, 100.0, verifier="trusted", relation=">",
+                   key_template="audit/selection/mean/repairs_cross_lingual_share")
+    metrics = {row.key: measured, **({row.key + "_stderr": stderr, row.key + "_n": 900} if stderr else {})}
+    (entry,) = paper_entries([row], [Measurement("audit", "audit", "r", {}, metrics)])
+    assert entry["key"] == "audit/selection/mean/repairs_cross_lingual_share"
+    assert entry["consistent_with_paper"] is consistent
+    assert " >95.0 " in format_paper_table([entry], "bias").splitlines()[-1]
+
+
+def test_a_before_after_row_and_an_unmeasured_one_print_as_such():
+    row = PaperRow("Abstract", "Training audit", "?", "-", "-", "trusted accuracy", "all", 0.735, 1.0, before=0.647,
+                   unmeasured="not a run of this profile")
+    (entry,) = paper_entries([row], [])
+    assert (entry["status"], entry["before"], entry["key"]) == ("unmeasured", 0.647, None)
+    line = format_paper_table([entry], "bias").splitlines()[-1]
+    assert "0.647→0.735" in line and line.endswith("not measured here: not a run of this profile")

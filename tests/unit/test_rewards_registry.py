@@ -10,7 +10,9 @@ import pytest
 from components.rewards import REWARDS, build_reward, reward_parameter_problems, reward_parameters
 
 COMPLETION = "<think>Janet a seize œufs et en vend trois, il en reste treize.</think>La réponse est \\boxed{13}."
-CORRECT = {"lcrl": "<think>Seize moins trois.</think><answer>13</answer>"}  # search-QA rewards read <answer>
+CORRECT = {"lcrl": "<think>Seize moins trois.</think><answer>treize</answer>"}  # search-QA rewards read <answer>
+# c3Recall gives a gold shorter than three characters ("13") no 3-gram, hence 0 (LcRL's scorer): a word gold
+GOLD = {"lcrl": "treize"}
 NO_VERIFIER = {"lcrl"}  # judged by answer-string overlap (components.metrics.qa), not by a verifier
 
 
@@ -28,7 +30,7 @@ def test_reward_contract(name, chat):
     out = reward(prompts=prompts, completions=completions, completion_ids=[[1], [2], [3]],
                  trainer_state=SimpleNamespace(global_step=5, max_steps=10),
                  log_extra=lambda column, values: None, log_metric=lambda n, v: logged.append((n, v)),
-                 gold=["13", "13", None], lang=["fr", "fr", "fr"], id=["a", "b", "c"])
+                 gold=[GOLD.get(name, "13")] * 2 + [None], lang=["fr", "fr", "fr"], id=["a", "b", "c"])
     assert reward.__name__ == name  # trl names its metrics rewards/<__name__>/mean
     assert len(out) == 3
     assert all(isinstance(v, float) and math.isfinite(v) for v in out[:2])
