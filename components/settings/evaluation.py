@@ -121,7 +121,12 @@ class EvaluationSettings(StrictSettings):
     each delta against: one of them (``base``, ``sft``, ``grpo``), or ``previous``, each
     model against the one evaluated before it (SFT - base, GRPO - SFT: what each stage
     added). ``polyreason compare --baseline`` chooses the same for a comparison of runs.
+    ``evaluate_base``: whether a recipe evaluates its base model beside the models it trains
+    (false: only the trained ones, for a paper whose table has no row for the base; the
+    ``evaluate`` command evaluates the base model whatever it says).
     """
+
+    OPERATIONAL = {"evaluate_base": "which models a recipe evaluates, not what an evaluation of a model computes"}
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     sampling: SamplingSettings = Field(default_factory=SamplingSettings)
@@ -130,6 +135,7 @@ class EvaluationSettings(StrictSettings):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     search: SearchSettings | None = None
     baseline: Literal["base", "sft", "grpo", "previous"] = "base"
+    evaluate_base: bool = True
 
     def qa_benchmarks(self) -> list[str]:
         """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics)."""
@@ -156,6 +162,9 @@ class EvaluationSettings(StrictSettings):
             raise ValueError(f"scoring.pass_k asks for pass@{max(self.scoring.pass_k)} but a benchmark gets "
                              f"{fewest} sample(s) (sampling.n or its samples): pass@k needs at least k samples "
                              "per problem")
+        if not self.evaluate_base and self.baseline == "base":
+            raise ValueError("evaluation.baseline 'base': with evaluate_base false the recipe does not evaluate the "
+                             "base model; set baseline to sft, grpo or previous")
         names = [bench.name for bench in self.benchmarks]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:

@@ -40,7 +40,7 @@ PAPERS = {
     },
     "qwen3-8b-pcs-evaluation": {
         "model": ("Qwen/Qwen3-8B", "vllm", True, True),
-        "sampling": (4, 0.9, 0.95, 32768),
+        "sampling": (4, 0.9, 0.95, 30720),   # the trained rows' limit: one context limit for every row
         "prompt": ("plain", "after"),   # table 2's "Qwen3-8B" row: no language instruction (that is Prompt Control)
         "benchmarks": {"mmath": (["fr", "pt", "ja", "ko", "th"], None),
                        "mmlu_prox_math": (["fr", "pt", "ja", "ko", "th"], 1)},
@@ -142,16 +142,18 @@ PROTOCOL = ("model.chat", "model.thinking", "sampling.n", "sampling.temperature"
 @pytest.mark.parametrize("recipe", ["qwen3-8b-pcs-grpo", "qwen3-4b-base-pcs-grpo", "qwen3-8b-mthinker-grpo"])
 def test_pcs_recipes_evaluate_with_the_pcs_protocol(recipe):
     """The models a PCS-setting recipe trains are scored as table 2 scores them (the evaluation profile's protocol),
-    but for the length: a Base model's context is 32,768 tokens (vLLM refuses a longer max_model_len), so the
-    protocol's 32,768 new tokens become 30,720, leaving 2,048 for the prompt."""
+    under the same context limit as the Qwen3-8B row (PCS: "under the same context limit"): a Base model's context
+    is 32,768 tokens (vLLM refuses a longer max_model_len), so every row gets 30,720 new tokens, leaving 2,048 for
+    the prompt."""
     protocol = load_profile(PROFILES / "qwen3-8b-pcs-evaluation.yaml").evaluation
     evaluation = load_profile(PROFILES / f"{recipe}.yaml").evaluation
     assert evaluation is not None
     for switch in PROTOCOL:
-        if switch != "sampling.max_new_tokens":
-            assert _get(evaluation, switch) == _get(protocol, switch), switch
+        assert _get(evaluation, switch) == _get(protocol, switch), switch
     assert evaluation.model.model.endswith("-Base")
     assert (evaluation.model.max_model_len, evaluation.sampling.max_new_tokens) == (32768, 30720)
+    assert (protocol.model.max_model_len, protocol.sampling.max_new_tokens) == (32768, 30720)
+    assert evaluation.scoring.max_context == protocol.scoring.max_context
     assert [(b.name, b.languages, b.samples) for b in evaluation.benchmarks] == [
         (b.name, b.languages, b.samples) for b in protocol.benchmarks]
     assert evaluation.model.max_model_len >= evaluation.sampling.max_new_tokens  # the 32,768 tokens fit
