@@ -69,6 +69,9 @@ class ScoringSettings(StrictSettings):
     rule beside it. ``headline``: the accuracy the language table and the model comparison
     lead with, ``accuracy`` (mean correctness of the samples, avg@n) or ``pass_at_<k>`` for
     a ``k`` of ``pass_k`` (AdaMame's tables report Pass@4).
+    ``slc_detector``: how each reasoning step's language is detected for SLC and SLC&Acc,
+    ``lingua`` (the project's detector, as LCPR's) or ``langdetect`` (PCS's reference: each step
+    detected whole by langdetect, seeded; ``components.metrics.slc``).
     ``bootstrap_resamples`` and ``bootstrap_seed``: the resampling of problems behind every
     reported standard error (``components.metrics.bootstrap``).
     """
@@ -79,6 +82,7 @@ class ScoringSettings(StrictSettings):
     lcpr_beside: list[LcprRuleName] = Field(default_factory=list)
     headline: str = "accuracy"
     slc_threshold: float = Field(default=0.9, ge=0, le=1)
+    slc_detector: Literal["lingua", "langdetect"] = "lingua"
     max_context: int = Field(default=8192, ge=1)
     pass_k: list[int] = Field(default_factory=lambda: [1], min_length=1)
     words_path: ProjectPath | None = None

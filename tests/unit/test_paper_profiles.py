@@ -79,7 +79,7 @@ def test_data_missing_offline_is_read_from_the_hub():
 
 SWITCHES = ("model.chat", "model.thinking", "sampling.temperature", "sampling.top_p", "prompt", "scoring.verifier",
             "scoring.extraction", "scoring.lcpr_rule", "scoring.lcpr_beside", "scoring.slc_threshold",
-            "scoring.max_context")
+            "scoring.max_context", "scoring.slc_detector")
 
 
 def _get(section, dotted: str):
@@ -136,7 +136,7 @@ def test_pcs_recipe_is_the_papers():
 
 PROTOCOL = ("model.chat", "model.thinking", "sampling.n", "sampling.temperature", "sampling.top_p",
             "sampling.max_new_tokens", "scoring.verifier", "scoring.extraction", "scoring.slc_threshold",
-            "scoring.max_context", "scoring.pass_k", "scoring.in_domain")
+            "scoring.max_context", "scoring.pass_k", "scoring.in_domain", "scoring.slc_detector")
 
 
 @pytest.mark.parametrize("recipe", ["qwen3-8b-pcs-grpo", "qwen3-4b-base-pcs-grpo", "qwen3-8b-mthinker-grpo"])
