@@ -190,3 +190,19 @@ def test_exact_reproductions_at_the_papers_n_are_reported_consistent_95_percent_
     rate, measured_only = simulated_consistency((0.3, 0.6, 0.85, 0.97), n=250, trials=1000, samples=samples)
     assert 0.935 <= rate <= 0.975          # 4,000 reproductions: 0.95's binomial 99.9% band is about ±0.011
     assert measured_only < 0.88            # the test this replaces rejects about one exact reproduction in six
+
+
+def test_pcs_baselines_are_measured_by_the_run_with_a_language_consistent_sft():
+    """Table 2's SFT, Naive-RL and RLC-RL rows start from an SFT on language-consistent traces; PCS's own row from
+    the shipped recipe (its code-switching cold start). A run measures exactly the rows of its setting."""
+    table = load_table(PROFILES / "papers" / "qwen3-8b-pcs-grpo.yaml")
+    consistent = ["data.traces.language_filter=lcpr", "data.traces.min_slc=null"]
+    naive = [*consistent, "grpo.rewards=[{name: accuracy, params: {verifier: trusted, extraction: strict}}]"]
+    shipped, baseline = recipe_params("qwen3-8b-pcs-grpo"), recipe_params("qwen3-8b-pcs-grpo", *naive)
+    key = "evaluation/mmath/fr/slc_and_acc"
+    runs = [Measurement(role, role, f"{name}-{role}", params, {key: 0.2})
+            for name, params in (("shipped", shipped), ("naive", baseline)) for role in ("sft", "grpo")]
+    measured = {(e["row"], e["run_id"]) for e in paper_entries(table, runs)
+                if e["status"] == "measured" and e["language"] == "fr" and e["metric"] == "slc_and_acc"
+                and e["benchmark"] == "mmath"}
+    assert measured == {("SFT", "naive-sft"), ("Naive-RL", "naive-grpo"), ("PCS", "shipped-grpo")}
