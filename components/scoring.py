@@ -42,6 +42,7 @@ from components.language import MemoDetector, get_detector, is_supported
 from components.metrics import aggregate
 from components.metrics.bootstrap import Bootstrap
 from components.metrics.lcpr import get_rule, load_english_words
+from components.metrics.slc import step_detector
 from components.metrics.sample import Rules, Sample
 from components.metrics.table import QA_HEADLINE, kind_of_rows, row_fields
 from components.settings import ScoringSettings
@@ -157,7 +158,8 @@ def _rules(settings: ScoringSettings) -> dict[str, Any]:
         raise ValueError(f"lcpr_rule={needing[0]!r} needs words_path (the LCB English word list)")
     words = load_english_words(str(settings.words_path)) if needing else None
     return {"verify": get_verifier(settings.verifier), "rule": rule, "words": words, "beside": beside,
-            "slc_threshold": settings.slc_threshold, "max_context": settings.max_context,
+            "slc_threshold": settings.slc_threshold, "slc_detector": step_detector(settings.slc_detector),
+            "max_context": settings.max_context,
             "extraction": settings.extraction}
 
 

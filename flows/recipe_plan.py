@@ -54,6 +54,7 @@ class RecipePlan:
     registry: RegistrySettings | None = None
     fans_out: bool = False
     baseline: str = "base"
+    evaluate_base: bool = True
 
     @classmethod
     def of(cls, profile: Profile, stages: list[str] | None, tracking_uri: str) -> RecipePlan:
@@ -63,7 +64,8 @@ class RecipePlan:
                    rejection_policy=rejection.policy if rejection else None,
                    evaluation_model=profile.evaluation.model if profile.evaluation else None, registry=profile.registry,
                    fans_out=profile.execution.fans_out,
-                   baseline=profile.evaluation.baseline if profile.evaluation else "base")
+                   baseline=profile.evaluation.baseline if profile.evaluation else "base",
+                   evaluate_base=profile.evaluation.evaluate_base if profile.evaluation else True)
         plan.check_baseline()
         return plan
 
@@ -74,7 +76,7 @@ class RecipePlan:
         """The labels of the models this run evaluates, in order (``evaluation_models``)."""
         if not self.runs("evaluation"):
             return []
-        return ["base", *(tag for tag in ("sft", "grpo") if self.runs(tag))]
+        return [*(["base"] if self.evaluate_base else []), *(tag for tag in ("sft", "grpo") if self.runs(tag))]
 
     def check_baseline(self) -> None:
         """Refuse, before any stage runs, a comparison baseline this run does not evaluate."""
@@ -121,9 +123,10 @@ def rejection_policy(plan: RecipePlan, sft: SFTOutputs | None, project: Project)
 
 def evaluation_models(plan: RecipePlan, sft: SFTOutputs | None, grpo: GRPOOutputs | None,
                       project: Project) -> list[ModelRef]:
-    """The models a recipe evaluates, run as ``evaluation.model`` says: the base, then each trained model."""
+    """The models a recipe evaluates, run as ``evaluation.model`` says: the base (unless ``evaluate_base`` is
+    false), then each trained model."""
     run_as = plan.evaluation_model
-    models = [resolve_model_task(run_as, project, "base", plan.tracking_uri)]
+    models = [resolve_model_task(run_as, project, "base", plan.tracking_uri)] if plan.evaluate_base else []
     if sft is not None:
         models.append(resolve_model_task(trained_model(run_as, sft.base, sft.weights, sft.kind), project, "sft"))
     if grpo is not None:

@@ -45,6 +45,7 @@ class Rules:
     extraction: str = "lenient"
     beside: Mapping[str, LcprRule] = field(default_factory=dict)  # more LCPR rules judged on the same completion
     kind: str = "math"  # the metric table's kind of the rows: math, or qa (short answers)
+    slc_detector: Any = None  # a step-level detector SLC uses instead of ``detector`` (langdetect: PCS's)
 
 
 def found_only_by_fallback(text: str) -> bool:
@@ -111,7 +112,7 @@ class Sample:
 
     @cached_property
     def slc(self) -> float | None:
-        return share_in_language(self.steps, self.lang, self.rules.detector)
+        return share_in_language(self.steps, self.lang, self.rules.slc_detector or self.rules.detector)
 
     def line_pass(self) -> bool | None:
         return self.rules.rule.line_pass(self.lines, self.lang, self.rules.detector)

@@ -20,6 +20,12 @@ their lines are detected as one language that is their language, otherwise the b
 detected whole. Lines are the units LCPR detects anyway, so a consistent trace costs no
 second pass of lingua over its text.
 
+Step detectors (``SLC_DETECTORS``): ``lingua`` (the project's detector, over a small candidate
+set, by the line rule above) or ``langdetect`` (PCS's own: each step detected whole by
+langdetect over all its languages, ``components.language.LangdetectDetector``), the reference
+a profile reproducing PCS's numbers judges SLC with. A detector with ``detect_step`` is asked
+for each step whole.
+
 >>> split_steps("First.\\n\\nSecond line a\\nSecond line b\\n\\n\\nThird.")
 ['First.', 'Second line a\\nSecond line b', 'Third.']
 >>> split_steps("one\\ntwo\\n\\n"), split_steps("   ")
@@ -30,10 +36,28 @@ second pass of lingua over its text.
 
 from __future__ import annotations
 
+from typing import Any
+
 from components.language import clean_paragraphs, detect_block, has_letters, split_paragraphs
 from components.metrics.lcpr import Detector, clean_trace
 
 SLC_THRESHOLD = 0.9
+SLC_DETECTORS = ("lingua", "langdetect")
+
+
+def step_detector(name: str) -> Any:
+    """The step-level detector ``name`` replaces the caller's lingua one with (``None`` for ``lingua``)."""
+    if name not in SLC_DETECTORS:
+        raise ValueError(f"slc_detector {name!r} is unknown (known: {', '.join(SLC_DETECTORS)})")
+    from components.language import LangdetectDetector
+
+    return LangdetectDetector() if name == "langdetect" else None
+
+
+def step_language(detector: Any, unit: str) -> str | None:
+    """The language of one cleaned step: whole by a step detector (langdetect), else by the line rule."""
+    whole = getattr(detector, "detect_step", None)
+    return whole(unit) if whole is not None else detect_block(detector, unit)
 
 
 def split_steps(trace: str) -> list[str]:
@@ -66,7 +90,7 @@ def share_in_language(units: list[str], lang: str, detector: Detector) -> float 
     """Share of (cleaned) units detected as ``lang``; None for no unit."""
     if not units:
         return None
-    return sum(detect_block(detector, unit) == lang for unit in units) / len(units)
+    return sum(step_language(detector, unit) == lang for unit in units) / len(units)
 
 
 def slc_and_acc(correct: bool, slc_value: float | None, threshold: float = SLC_THRESHOLD) -> bool:

@@ -115,8 +115,9 @@ def rejection_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
 
 
 def evaluated_models(profile: Any) -> list[str]:
-    """The models a recipe evaluates (the ``evaluate`` command evaluates only the first)."""
-    return ["base", *(["sft"] if profile.sft else []), *(["grpo"] if profile.grpo else [])]
+    """The models a recipe evaluates (the base unless ``evaluation.evaluate_base`` is false; the ``evaluate``
+    command evaluates only the base)."""
+    return [*(["base"] if profile.evaluation.evaluate_base else []), *(["sft"] if profile.sft else []), *(["grpo"] if profile.grpo else [])]
 
 
 def evaluation_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:

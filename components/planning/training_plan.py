@@ -21,6 +21,7 @@ from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
 from components.planning.schedules import curricula, phi_start, tau_plan
 from components.planning.steps import TrainerSteps, grpo_steps, launched_processes, sft_steps
+from components.planning.validation_plan import engine_generates, validation_tokens
 
 BATCH_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
               "accelerate_config")
@@ -130,7 +131,7 @@ def coupled_languages(profile: Any) -> int:
 
 
 def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
-    """GRPO: steps, generations, curricula, KL, context, estimate."""
+    """GRPO: steps, generations, validation, curricula, KL, context, estimate."""
     section, rows = profile.grpo, grpo_rows(profile)
     processes = launched_processes(section.accelerate_config)
     stage = StagePlan("grpo", trainer_where(profile, "grpo", section, processes))
@@ -148,9 +149,10 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     lines, found = context_lines("grpo", "grpo.model", model, section.sampling.max_new_tokens, facts,
                                  "grpo.sampling.max_new_tokens")
     stage.lines += lines
+    validation = validation_line(stage, profile, model, steps.total_steps) if section.validation.enabled else None
     if on_gpu(model):
         completions = steps.generations * steps.generation_batch_size
-        tokens = completions * section.sampling.max_new_tokens
+        tokens = completions * section.sampling.max_new_tokens + (validation or 0)
         passes = training_passes(lora=section.lora is not None,
                                  checkpointing=bool(section.trl_option("gradient_checkpointing")),
                                  reference=section.trl_option("beta") > 0,
@@ -166,6 +168,26 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     problems += memory_plan(stage, "grpo", section, model, facts, gpu, reference=section.trl_option("beta") > 0,
                             vllm_share=model.gpu_memory_utilization if colocated else None)
     return stage, problems + found
+
+
+def validation_line(stage: StagePlan, profile: Any, model: Any, total_steps: int) -> int | None:
+    """The validation curves' line: passes, prompts, completions, tokens, generator. Returns the tokens the
+    estimate adds (those trl's vLLM generates; ``None`` when transformers generates or the count is unknown)."""
+    section = profile.grpo
+    passes, rows, completions, tokens = validation_tokens(profile, total_steps)
+    engine = engine_generates(section, model)
+    settings = section.validation
+    generator = ("trl's colocated vLLM (the rollouts' engine)" if engine
+                 else "transformers generate on the trained model (not in the estimate: far slower than vLLM)")
+    counted = "" if completions is None else (f" × {settings.sampling.n} = {completions:,} completions "
+                                              f"(≤ {tokens:,} tokens at max_new_tokens "
+                                              f"{settings.sampling.max_new_tokens:,})")
+    stage.add("validation", f"{passes:,} passes (every {settings.every_n_steps} steps"
+                            f"{', and before training' if settings.before_training else ''}) × {rows.text()}"
+                            f"{counted}; {generator}",
+              validation_passes=passes, validation_rows=rows.count, validation_completions=completions,
+              validation_generator="vllm" if engine else "transformers")
+    return tokens if engine else None
 
 
 def generation_lines(stage: StagePlan, section: Any, steps: TrainerSteps, rows: Rows) -> list[Problem]:

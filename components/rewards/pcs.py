@@ -18,6 +18,10 @@ Per response, four binary signals:
 Gate ``C = r_fmt ∧ r_rep``; ``r_final`` = 1.1 if ``C ∧ acc ∧ SLC-pass``, 1 if
 ``C ∧ acc``, 0.1 if ``C ∧ ¬acc``, else 0 (``pcs_final_reward``).
 
+``slc_detector``: how a step's language is detected, ``lingua`` (the project's detector) or
+``langdetect`` (the paper's: "langdetect identifies each step's language"; each step detected
+whole, seeded: ``components.metrics.slc``).
+
 ``slc_reward``: ``curriculum`` (the paper's method, above) or ``continuous``, PCS's
 ablation "w/o curriculum" ("The importance of the curriculum"), which drops the τ
 schedule for a reward that directly and continuously pays a higher ``SLC(T, L)``.
@@ -127,9 +131,9 @@ class PCSReward:
                  tau_step: float = 0.1, tau_max: float = 0.95, tau_interval: int = 40,
                  tau_pass_threshold: float = 0.9, repetition_max_period: int = 128,
                  repetition_min_repeats: int = 3, repetition_min_span: int = 24,
-                 tau_window: str = "batch", languages: Sequence[str] = ()) -> None:
+                 tau_window: str = "batch", slc_detector: str = "lingua", languages: Sequence[str] = ()) -> None:
         problems = self.parameter_problems({"require_think": require_think, "extraction": extraction,
-                                            "slc_reward": slc_reward})
+                                            "slc_reward": slc_reward, "slc_detector": slc_detector})
         if problems:
             raise ValueError("; ".join(problems))
         self.__name__ = "pcs"
@@ -142,6 +146,8 @@ class PCSReward:
         self.repetition = {"max_period": repetition_max_period, "min_repeats": repetition_min_repeats,
                            "min_span": repetition_min_span}
         self.languages = tuple(languages)
+        self.slc_detector = slc_detector
+        self._step_detector = None  # langdetect's, built at the first batch
 
     @staticmethod
     def parameter_problems(params: Mapping[str, Any]) -> list[str]:
@@ -154,6 +160,10 @@ class PCSReward:
         if params.get("require_think", True) is False and params.get("extraction", "strict") == "strict":
             problems.append("require_think false (a model without a think block) with extraction strict (the boxed "
                             "answer after </think>) would never find an answer; set extraction lenient")
+        from components.metrics.slc import SLC_DETECTORS
+
+        if params.get("slc_detector", "lingua") not in SLC_DETECTORS:
+            problems.append(f"slc_detector {params['slc_detector']!r} is unknown (known: {', '.join(SLC_DETECTORS)})")
         mode = params.get("slc_reward", "curriculum")
         if mode not in SLC_REWARDS:
             problems.append(f"slc_reward {mode!r} is unknown (known: {', '.join(SLC_REWARDS)})")
@@ -162,6 +172,15 @@ class PCSReward:
             problems.append(f"{', '.join(given)}: read by slc_reward curriculum only (slc_reward is 'continuous': "
                             "no tau schedule)")
         return problems
+
+    def step_detector(self) -> Any:
+        """The step-level detector ``slc_detector`` names (langdetect's, kept with its memo), or ``None``
+        for lingua (the process-wide batch detector)."""
+        from components.metrics.slc import step_detector
+
+        if self._step_detector is None and self.slc_detector != "lingua":
+            self._step_detector = step_detector(self.slc_detector)
+        return self._step_detector
 
     def format_ok(self, split: Any, lang: str) -> bool:
         """``r_fmt``: closed think block with a trace (when required) and a non-empty boxed answer after it."""
@@ -195,7 +214,7 @@ class PCSReward:
         rows = [i for i, (g, l) in enumerate(zip(golds, langs)) if g is not None and l is not None]
         splits = {i: split_think(texts[i]) for i in rows}
         units = {i: step_units(splits[i].trace) for i in rows}
-        detector = batch_detector(self.languages)
+        detector = self.step_detector() or batch_detector(self.languages)
         detector.prefetch_blocks(unit for i in rows for unit in units[i])
         found: list[PCSSignals | None] = [None] * len(texts)
         for i in rows:

@@ -69,6 +69,9 @@ class ScoringSettings(StrictSettings):
     rule beside it. ``headline``: the accuracy the language table and the model comparison
     lead with, ``accuracy`` (mean correctness of the samples, avg@n) or ``pass_at_<k>`` for
     a ``k`` of ``pass_k`` (AdaMame's tables report Pass@4).
+    ``slc_detector``: how each reasoning step's language is detected for SLC and SLC&Acc,
+    ``lingua`` (the project's detector, as LCPR's) or ``langdetect`` (PCS's reference: each step
+    detected whole by langdetect, seeded; ``components.metrics.slc``).
     ``bootstrap_resamples`` and ``bootstrap_seed``: the resampling of problems behind every
     reported standard error (``components.metrics.bootstrap``).
     """
@@ -79,6 +82,7 @@ class ScoringSettings(StrictSettings):
     lcpr_beside: list[LcprRuleName] = Field(default_factory=list)
     headline: str = "accuracy"
     slc_threshold: float = Field(default=0.9, ge=0, le=1)
+    slc_detector: Literal["lingua", "langdetect"] = "lingua"
     max_context: int = Field(default=8192, ge=1)
     pass_k: list[int] = Field(default_factory=lambda: [1], min_length=1)
     words_path: ProjectPath | None = None
@@ -121,7 +125,12 @@ class EvaluationSettings(StrictSettings):
     each delta against: one of them (``base``, ``sft``, ``grpo``), or ``previous``, each
     model against the one evaluated before it (SFT - base, GRPO - SFT: what each stage
     added). ``polyreason compare --baseline`` chooses the same for a comparison of runs.
+    ``evaluate_base``: whether a recipe evaluates its base model beside the models it trains
+    (false: only the trained ones, for a paper whose table has no row for the base; the
+    ``evaluate`` command evaluates the base model whatever it says).
     """
+
+    OPERATIONAL = {"evaluate_base": "which models a recipe evaluates, not what an evaluation of a model computes"}
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     sampling: SamplingSettings = Field(default_factory=SamplingSettings)
@@ -130,6 +139,7 @@ class EvaluationSettings(StrictSettings):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     search: SearchSettings | None = None
     baseline: Literal["base", "sft", "grpo", "previous"] = "base"
+    evaluate_base: bool = True
 
     def qa_benchmarks(self) -> list[str]:
         """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics)."""
@@ -156,6 +166,9 @@ class EvaluationSettings(StrictSettings):
             raise ValueError(f"scoring.pass_k asks for pass@{max(self.scoring.pass_k)} but a benchmark gets "
                              f"{fewest} sample(s) (sampling.n or its samples): pass@k needs at least k samples "
                              "per problem")
+        if not self.evaluate_base and self.baseline == "base":
+            raise ValueError("evaluation.baseline 'base': with evaluate_base false the recipe does not evaluate the "
+                             "base model; set baseline to sft, grpo or previous")
         names = [bench.name for bench in self.benchmarks]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:

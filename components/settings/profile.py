@@ -242,6 +242,9 @@ def recipe_problems(profile: Profile) -> list[str]:
         problems.append("evaluation.model.adapter: a recipe evaluates the adapters it trains; leave it unset")
     if profile.registry is not None and sft is None:
         problems.append("registry: only a trained model is registered; the profile has no sft section")
+    if evaluation is not None and not evaluation.evaluate_base and sft is None and profile.grpo is None:
+        problems.append("evaluation.evaluate_base: false leaves the trained models to evaluate, and the profile has "
+                        "no sft or grpo section; set it true")
     baseline = evaluation.baseline if evaluation is not None else "base"
     if baseline in ("sft", "grpo") and getattr(profile, baseline) is None:
         problems.append(f"evaluation.baseline: {baseline!r} is evaluated only after a {baseline} stage, and the "

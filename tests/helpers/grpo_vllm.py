@@ -119,8 +119,10 @@ class Probe:
         raise AttributeError(name)
 
 
-def run_entry(settings: Any, setup: dict, out: Path, monkeypatch) -> tuple[dict, list[dict], Probe, Any]:
-    """Write the job, run the training entry on it with the probe attached: result, metrics, probe, trainer."""
+def run_entry(settings: Any, setup: dict, out: Path, monkeypatch,
+              **job_fields: Any) -> tuple[dict, list[dict], Probe, Any]:
+    """Write the job, run the training entry on it with the probe attached: result, metrics, probe, trainer.
+    ``job_fields``: more fields of the training job (a validation dataset)."""
     import components.training.grpo as grpo
     from components.training.__main__ import main
     from components.training.runner import TrainingJob, read_metrics, write_job
@@ -137,7 +139,8 @@ def run_entry(settings: Any, setup: dict, out: Path, monkeypatch) -> tuple[dict,
         return trainer, stateful
 
     monkeypatch.setattr(grpo, "build_trainer", build_with_probe)
-    job = TrainingJob(stage="grpo", grpo=settings, model=str(setup["model"]), dataset=str(setup["data"]))
+    job = TrainingJob(stage="grpo", grpo=settings, model=str(setup["model"]), dataset=str(setup["data"]),
+                      **job_fields)
     environment = dict(os.environ)
     try:
         assert main(["--job", str(write_job(job, out)), "--out", str(out)]) == 0

@@ -61,3 +61,25 @@ def test_colocate_grpo_with_language_coupled_groups(forking, loadable_weights, t
     assert trainer.num_generations == 2 * settings.sampling.n  # one group: the en and fr rollouts of one id
     assert_engine_follows_the_policy(forking, result, metrics, probe)
     assert {"coupling/advantage/en", "coupling/advantage/fr"} <= set(metrics[0])
+
+
+def test_validation_generates_with_the_colocated_engine_on_the_step_weights(forking, loadable_weights, tmp_path,
+                                                                             monkeypatch):
+    """Validation at step 2 (the last: no rollout generation follows it) syncs the step-2 policy into trl's engine
+    and generates there; trl alone would have left the engine at the weights it synced for step 2's rollouts."""
+    from components.training.validation import ValidationCallback
+
+    validation = {"enabled": True, "every_n_steps": 1, "before_training": False,
+                  "sampling": {"n": 1, "temperature": 0.0, "max_new_tokens": 8, "batch_size": 4}}
+    settings = grpo_section(forking["model"], validation=validation)
+    result, metrics, probe, trainer = run_entry(settings, forking, tmp_path / "out", monkeypatch,
+                                                validation_dataset=str(forking["data"]))
+    callbacks = [c for c in trainer.callback_handler.callbacks if isinstance(c, ValidationCallback)]
+    assert len(callbacks) == 1 and callbacks[0].engine is not None   # the engine, not transformers
+    assert callbacks[0].history == [1, 2]
+    assert trainer._last_loaded_step == 2   # the validation's sync of the step-2 weights
+    by_step = {record["step"]: record for record in metrics}
+    for step in (1, 2):
+        assert 0.0 <= by_step[step]["validation/accuracy/overall"] <= 1.0
+        assert by_step[step]["validation/response_length/overall"] > 0
+

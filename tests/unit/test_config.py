@@ -109,3 +109,23 @@ def test_a_comparison_baseline_the_recipe_does_not_evaluate_is_refused_at_load()
         assert loaded.evaluation.baseline == baseline
     with pytest.raises(ValueError, match="evaluation.baseline"):
         load_profile_dict({"name": "x", "evaluation": {**evaluation, "baseline": "first"}})
+
+
+def test_a_recipe_that_does_not_evaluate_its_base_model():
+    """evaluation.evaluate_base false: the recipe evaluates only what it trains (the PCS profiles: table 2 has no
+    base-model row); the base as the comparison's baseline, or nothing trained, is refused at load."""
+    from components.planning.generation_plan import evaluated_models
+    from flows.recipe_plan import RecipePlan
+
+    evaluation = {"evaluate_base": False, "baseline": "previous", "benchmarks": [{"name": "mgsm", "languages": ["en"]}]}
+    profile = load_profile_dict({"name": "x", "sft": {}, "evaluation": evaluation})
+    assert RecipePlan.of(profile, None, "file:///tmp/none").evaluated() == ["sft"]
+    assert evaluated_models(profile) == ["sft"]
+    with_base = load_profile_dict({"name": "x", "sft": {}, "evaluation": {**evaluation, "evaluate_base": True}})
+    assert RecipePlan.of(with_base, None, "file:///tmp/none").evaluated() == ["base", "sft"]
+    with pytest.raises(ValueError, match="with evaluate_base false the recipe does not evaluate the base model"):
+        load_profile_dict({"name": "x", "sft": {}, "evaluation": {**evaluation, "baseline": "base"}})
+    with pytest.raises(ValueError, match="evaluation.evaluate_base: false leaves the trained models to evaluate"):
+        load_profile_dict({"name": "x", "evaluation": evaluation})
+    pcs = load_profile(Path(__file__).parents[2] / "profiles" / "qwen3-8b-pcs-grpo.yaml")
+    assert evaluated_models(pcs) == ["sft", "grpo"]

@@ -237,3 +237,19 @@ def test_a_before_after_row_and_an_unmeasured_one_print_as_such():
     assert (entry["status"], entry["before"], entry["key"]) == ("unmeasured", 0.647, None)
     line = format_paper_table([entry], "bias").splitlines()[-1]
     assert "0.647→0.735" in line and line.endswith("not measured here: not a run of this profile")
+
+
+def test_pcs_baselines_are_measured_by_the_run_with_a_language_consistent_sft():
+    """Table 2's SFT, Naive-RL and RLC-RL rows start from an SFT on language-consistent traces; PCS's own row from
+    the shipped recipe (its code-switching cold start). A run measures exactly the rows of its setting."""
+    table = load_table(PROFILES / "papers" / "qwen3-8b-pcs-grpo.yaml")
+    consistent = ["data.traces.language_filter=lcpr", "data.traces.min_slc=null"]
+    naive = [*consistent, "grpo.rewards=[{name: accuracy, params: {verifier: trusted, extraction: strict}}]"]
+    shipped, baseline = recipe_params("qwen3-8b-pcs-grpo"), recipe_params("qwen3-8b-pcs-grpo", *naive)
+    key = "evaluation/mmath/fr/slc_and_acc"
+    runs = [Measurement(role, role, f"{name}-{role}", params, {key: 0.2})
+            for name, params in (("shipped", shipped), ("naive", baseline)) for role in ("sft", "grpo")]
+    measured = {(e["row"], e["run_id"]) for e in paper_entries(table, runs)
+                if e["status"] == "measured" and e["language"] == "fr" and e["metric"] == "slc_and_acc"
+                and e["benchmark"] == "mmath"}
+    assert measured == {("SFT", "naive-sft"), ("Naive-RL", "naive-grpo"), ("PCS", "shipped-grpo")}
