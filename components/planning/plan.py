@@ -46,9 +46,11 @@ class Plan:
         total = self.total
         return {"profile": self.profile, "gpu": self.gpu, "estimate_note": ESTIMATE_NOTE,
                 "gpu_hours_estimate": list(total.gpu_hours) if total else None,
+                "gpu_hours_uncapped": list(total.uncapped_hours) if total else None,
                 "stages": {s.stage: {"where": s.where, **s.values, "lines": [list(line) for line in s.lines],
                                      "memory": [list(line) for line in s.memory],
                                      "gpu_hours_estimate": list(s.estimate.gpu_hours) if s.estimate else None,
+                                     "gpu_hours_uncapped": list(s.estimate.uncapped_hours) if s.estimate else None,
                                      "gpus": s.estimate.gpus if s.estimate else None}
                            for s in self.stages},
                 "problems": [{"stage": p.stage, "keys": list(p.keys), "message": p.message} for p in self.problems]}
