@@ -119,3 +119,20 @@ def test_the_plan_refuses_a_trainer_section_with_the_error_of_a_full_load(overri
         load_profile(DEMO, overrides)
     result = CliRunner().invoke(app, ["plan", str(DEMO), *overrides, "--project-dir", str(REPO)])
     assert result.exit_code == 2 and str(full.value) in result.output
+
+
+DEPLOY_STARTUP = f"""
+import json, sys
+from pathlib import Path
+from cli.deploy import profile_keys, profiles_in
+profiles = profiles_in(Path({str(REPO / "profiles")!r}))
+keys = profile_keys("recipe", profiles)
+print(json.dumps({{"heavy": sorted(name for name in {HEAVY!r} if name in sys.modules), "demo": "sft.lora.r" in keys["cpu-demo"],
+                   "checked": [p.name for p in profiles if (p.sft and p.sft.trl_checked) or (p.grpo and p.grpo.trl_checked)]}}))
+"""
+
+
+def test_deploy_reads_every_profile_and_its_run_form_keys_without_trainer_libraries():
+    done = subprocess.run([sys.executable, "-c", DEPLOY_STARTUP], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"heavy": [], "demo": True, "checked": []}
