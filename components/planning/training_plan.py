@@ -71,15 +71,12 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
                        f"= {steps.per_device * processes * steps.accumulation} rows per step")
     steps_lines(stage, section, steps)
-    if section.trl_option("packing") and not steps.by_max_steps:
-        stage.add("packing", f"on: rows are packed into max_length sequences when trl tokenizes them, so an epoch "
-                             f"has at most {steps.steps_per_epoch:,} steps (the count above is an upper bound; "
-                             "set sft.max_steps to fix the run's length)", steps_bound=True)
+    packing = packing_problems(stage, section, steps)
     length = section.trl_option("max_length") or 0
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
     facts = facts_of(section.model, profile.project_dir)
-    problems = warmup_problems("sft", steps) + launch_problems(profile, "sft", section, launch)
+    problems = packing + warmup_problems("sft", steps) + launch_problems(profile, "sft", section, launch)
     if on_gpu(section.model):
         passes = training_passes(lora=section.lora is not None,
                                  checkpointing=bool(section.trl_option("gradient_checkpointing")))
@@ -88,6 +85,29 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     problems += memory_plan(stage, "sft", section, section.model, facts, gpu, processes, reference=False,
                             vllm_share=None)
     return stage, problems
+
+
+def packing_problems(stage: StagePlan, section: Any, steps: TrainerSteps) -> list[Problem]:
+    """SFT packing over epochs: trl packs the tokenized rows only when it trains, so the plan bounds the steps.
+
+    ``bfd`` (trl's default) keeps each row whole in one packed sequence and truncates its
+    overflow, so an epoch has at most the unpacked count of rows; ``bfd_split`` and
+    ``wrapped`` cut rows longer than ``max_length`` into several sequences, so an epoch can
+    hold more sequences than rows and neither its steps nor its tokens are bounded before
+    the traces are tokenized: refused, naming the keys that fix the run's length.
+    """
+    if not section.trl_option("packing") or steps.by_max_steps:
+        return []
+    strategy = section.trl_option("packing_strategy")
+    if strategy == "bfd":
+        stage.add("packing", f"on (bfd): rows are packed into max_length sequences when trl tokenizes them, so an "
+                             f"epoch has at most {steps.steps_per_epoch:,} steps (the counts above are upper bounds; "
+                             "set sft.max_steps to fix the run's length)", steps_bound=True)
+        return []
+    return [Problem("sft", ("sft.packing_strategy", "sft.max_steps", "sft.packing"),
+                    f"packing_strategy {strategy} with num_train_epochs: rows longer than max_length are cut into "
+                    "several packed sequences, so the steps of an epoch and the tokens trained are known only once "
+                    "trl has tokenized the traces; set sft.max_steps, packing_strategy bfd, or packing false")]
 
 
 def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: Any, gpu_name: str, processes: int, *,
