@@ -137,7 +137,9 @@ def describe_overrides(deployed: str, text: str) -> None:
 
 
 def profiles_in(folder: Path) -> list[Profile]:
-    return [load_profile(path) for path in sorted(folder.glob("*.yaml"))]
+    """The folder's profiles, loaded without trl's checks: deploying trains nothing, and each deployed flow loads
+    its profile again when it runs, checking the sections it trains (the same errors, before any work)."""
+    return [load_profile(path, trl_checks=()) for path in sorted(folder.glob("*.yaml"))]
 
 
 def registered(profile: Profile, project: Path) -> bool:

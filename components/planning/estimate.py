@@ -48,18 +48,34 @@ def gpu(name: str) -> dict:
 
 @dataclass(frozen=True)
 class Hours:
-    """A (low, high) range of GPU-hours, spent on ``gpus`` GPUs at once (wall-clock: GPU-hours / ``gpus``)."""
+    """A (low, high) range of GPU-hours, spent on ``gpus`` GPUs at once (wall-clock: GPU-hours / ``gpus``).
+
+    ``uncapped``: the range a generation would take at the published batch rates, before the
+    decode bound caps them (``None``: the same as ``low, high``, nothing was capped).
+
+    >>> total = Hours(1.0, 2.0, uncapped=(0.5, 1.0)) + Hours(3.0, 4.0)
+    >>> total.gpu_hours, total.uncapped_hours
+    ((4.0, 6.0), (3.5, 5.0))
+    """
 
     low: float
     high: float
     gpus: int = 1
+    uncapped: tuple[float, float] | None = None
 
     def __add__(self, other: "Hours") -> "Hours":
-        return Hours(self.low + other.low, self.high + other.high, max(self.gpus, other.gpus))
+        (low, high), (other_low, other_high) = self.uncapped_hours, other.uncapped_hours
+        uncapped = None if self.uncapped is None and other.uncapped is None else (low + other_low, high + other_high)
+        return Hours(self.low + other.low, self.high + other.high, max(self.gpus, other.gpus), uncapped)
 
     @property
     def gpu_hours(self) -> tuple[float, float]:
         return self.low, self.high
+
+    @property
+    def uncapped_hours(self) -> tuple[float, float]:
+        """The range before the decode bound capped the generation rates."""
+        return self.uncapped if self.uncapped is not None else (self.low, self.high)
 
     def text(self) -> str:
         """``120.1–294.4 GPU-hours`` (with the wall-clock range when several GPUs share the work)."""
@@ -104,9 +120,11 @@ def generation_hours(tokens: int | None, facts: ModelFacts, gpu_name: str, gpus:
     if tokens is None or facts.parameters is None:
         return None
     decode = gpu(gpu_name)["decode"]
-    rate = capped({end: decode[end]["tokens_per_s"] * float(decode[end]["reference_parameters"]) / facts.parameters
-                   for end in ("low", "high")}, bound)
-    return Hours(tokens / rate["high"] / 3600, tokens / rate["low"] / 3600, gpus)
+    published = {end: decode[end]["tokens_per_s"] * float(decode[end]["reference_parameters"]) / facts.parameters
+                 for end in ("low", "high")}
+    rate = capped(published, bound)
+    uncapped = None if rate == published else (tokens / published["high"] / 3600, tokens / published["low"] / 3600)
+    return Hours(tokens / rate["high"] / 3600, tokens / rate["low"] / 3600, gpus, uncapped)
 
 
 def decode_bound_of(model: Any, facts: ModelFacts, dtype: str, gpu_name: str, max_new_tokens: int) -> DecodeBound | None:

@@ -64,8 +64,9 @@ def accelerate_yaml(accelerate_config: str | None) -> dict[str, Any]:
     return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
 
 
-def sharding_of(config: dict[str, Any]) -> Sharding:
-    """The sharding an accelerate config asks for.
+def sharding_of(config: dict[str, Any], processes: int | None = None) -> Sharding:
+    """The sharding an accelerate config asks for, over ``processes`` (default: the processes the config launches,
+    ``nodes.accelerate_world``; a multi-node pool's launch gives its own).
 
     >>> sharding_of({"distributed_type": "DEEPSPEED", "deepspeed_config": {"zero_stage": 3}, "num_processes": 8,
     ...              "mixed_precision": "bf16"})
@@ -73,7 +74,12 @@ def sharding_of(config: dict[str, Any]) -> Sharding:
     >>> sharding_of({}).kind
     'none'
     """
-    kind, processes = "none", int(config.get("num_processes") or 1)
+    from components.training.nodes import accelerate_world
+
+    if processes is None:
+        machines, per_machine = accelerate_world(config)
+        processes = machines * per_machine
+    kind = "none"
     distributed = str(config.get("distributed_type") or "NO")
     if distributed == "DEEPSPEED":
         stage = int((config.get("deepspeed_config") or {}).get("zero_stage", 0))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from components.config import TRAINER_SECTIONS, checked_trainers
 from components.planning.estimate import DEFAULT_GPU, Hours
 from components.planning.estimate import gpu as gpu_row
 from components.planning.generation_plan import audit_stage, data_stage, evaluation_stage, rejection_stage
@@ -46,9 +47,11 @@ class Plan:
         total = self.total
         return {"profile": self.profile, "gpu": self.gpu, "estimate_note": ESTIMATE_NOTE,
                 "gpu_hours_estimate": list(total.gpu_hours) if total else None,
+                "gpu_hours_uncapped": list(total.uncapped_hours) if total else None,
                 "stages": {s.stage: {"where": s.where, **s.values, "lines": [list(line) for line in s.lines],
                                      "memory": [list(line) for line in s.memory],
                                      "gpu_hours_estimate": list(s.estimate.gpu_hours) if s.estimate else None,
+                                     "gpu_hours_uncapped": list(s.estimate.uncapped_hours) if s.estimate else None,
                                      "gpus": s.estimate.gpus if s.estimate else None}
                            for s in self.stages},
                 "problems": [{"stage": p.stage, "keys": list(p.keys), "message": p.message} for p in self.problems]}
@@ -59,9 +62,16 @@ ESTIMATE_NOTE = ("GPU-hours are an estimate: every completion at its max_new_tok
                  "(components/planning/throughput.yaml)")
 
 
-def plan_profile(profile: Any, gpu: str = DEFAULT_GPU, sections: list[str] | None = None) -> Plan:
+def plan_profile(profile: Any, gpu: str = DEFAULT_GPU, sections: list[str] | None = None,
+                 on_stage: Callable[[StagePlan], None] | None = None, source: str = "<profile>") -> Plan:
     """The plan of every stage ``profile`` has (``sections``: only the stages of those profile sections), its paths
-    made absolute against its project directory."""
+    made absolute against its project directory.
+
+    A trainer section loaded without trl's checks is checked when its stage is planned
+    (``components.config.checked_trainers``, its ``ProfileError`` naming ``source``): the
+    stages before it are planned without importing trl, torch or transformers, and
+    ``on_stage`` receives each stage as soon as it is planned (the command prints it).
+    """
     gpu_row(gpu)  # an unknown GPU is refused before anything is planned
     if profile.project_dir is None:
         profile = profile.model_copy(update={"project_dir": str(Path.cwd())})
@@ -74,7 +84,11 @@ def plan_profile(profile: Any, gpu: str = DEFAULT_GPU, sections: list[str] | Non
     for name, build, section in builders:
         if section is None or (sections is not None and STAGE_SECTIONS[name] not in sections):
             continue
+        if name in TRAINER_SECTIONS:
+            profile = checked_trainers(profile, [name], source)
         stage, found = build(profile, gpu)
+        if on_stage is not None:
+            on_stage(stage)
         stages.append(stage)
         problems += found
     return Plan(profile=profile.name, gpu=gpu, stages=stages, problems=problems)

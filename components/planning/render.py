@@ -23,18 +23,27 @@ def stage_rows(stage: StagePlan) -> list[tuple[str, str]]:
 
 
 def text(plan: Plan, source: str = "") -> str:
-    """The terminal table."""
-    out = [f"polyreason plan: {plan.profile}{f' ({source})' if source else ''}", f"estimates on {plan.gpu}: "
-           f"{ESTIMATE_NOTE}", ""]
-    for stage in plan.stages:
-        out.append(f"{stage.stage} — {stage.where}")
-        out += [f"  {label:<{WIDTH}} {value}" for label, value in stage_rows(stage)]
-        out.append("")
+    """The terminal table: ``header``, every ``stage_text``, ``footer`` (the command prints them as they come)."""
+    return "\n".join([header(plan.profile, plan.gpu, source), *(stage_text(stage) for stage in plan.stages),
+                      footer(plan)])
+
+
+def header(profile: str, gpu: str, source: str = "") -> str:
+    """The table's first lines: the profile and the GPU the estimates are on."""
+    return f"polyreason plan: {profile}{f' ({source})' if source else ''}\nestimates on {gpu}: {ESTIMATE_NOTE}\n"
+
+
+def stage_text(stage: StagePlan) -> str:
+    """One stage's block: where it runs, then its rows, then a blank line."""
+    rows = [f"  {label:<{WIDTH}} {value}" for label, value in stage_rows(stage)]
+    return "\n".join([f"{stage.stage} — {stage.where}", *rows, ""])
+
+
+def footer(plan: Plan) -> str:
+    """The total estimate and the problems."""
     total = plan.total
-    if total is not None:
-        out.append(f"{'total (estimate)':<{WIDTH + 2}} {total.text()}")
-    out.append(problem_text(plan))
-    return "\n".join(out)
+    out = [f"{'total (estimate)':<{WIDTH + 2}} {total.text()}"] if total is not None else []
+    return "\n".join([*out, problem_text(plan)])
 
 
 def problem_text(plan: Plan) -> str:

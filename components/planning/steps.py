@@ -8,8 +8,16 @@ exist yet (the rows, the trainer, the processes):
   trainer process builds it, its ``__post_init__`` resolving
   ``generation_batch_size`` and ``steps_per_generation`` from
   ``per_device_train_batch_size`` × processes × ``gradient_accumulation_steps``;
-  the number of processes is the one the stage's accelerate config launches, and
-  the config is a device-free copy (``world_size`` answered, nothing set up);
+  the number of processes is the one the stage's launch starts
+  (``components.planning.launch``: a multi-node pool's nodes × processes per node, else
+  the accelerate config's machines × processes per machine), and the config is a
+  device-free copy (``world_size`` answered, nothing set up);
+* GRPO's counts read off that config: completions per generation
+  (``generation_batch_size``), per optimizer step (``per_device_train_batch_size`` ×
+  ``world_size`` × ``gradient_accumulation_steps``, what one step's micro-batches over
+  all processes hold) and generation rounds (trl generates anew when its micro-step
+  counter reaches a multiple of ``steps_per_generation`` × ``num_iterations``, so a run
+  of ``m`` micro-steps generates ``ceil(m / that)`` times);
 * the sampler's length: GRPO's is trl's ``RepeatSampler`` (each prompt
   ``num_generations`` times, generation batches of whole prompts, a last
   incomplete one dropped, each repeated ``num_iterations`` × ``steps_per_generation``
@@ -28,10 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from components.settings.trainer import VALIDATION_RUNTIME, TrainerSettings, trl_config_class
 
@@ -82,14 +87,15 @@ class _Loader:
 
 
 def launched_processes(accelerate_config: str | None) -> int:
-    """``num_processes`` of the stage's accelerate config (1 without one: plain ``python -m``)."""
-    from components.training.accelerate import ACCELERATE_CONFIGS
+    """The processes the stage's accelerate config launches on all its machines (``nodes.accelerate_world``;
+    1 without one: plain ``python -m``). A multi-node pool's launch: ``components.planning.launch``."""
+    from components.planning.memory import accelerate_yaml
+    from components.training.nodes import accelerate_world
 
     if accelerate_config is None:
         return 1
-    path = ACCELERATE_CONFIGS.get(accelerate_config) or Path(accelerate_config).expanduser()
-    config = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    return int(config.get("num_processes") or 1)
+    machines, per_machine = accelerate_world(accelerate_yaml(accelerate_config))
+    return machines * per_machine
 
 
 @lru_cache(maxsize=16)
@@ -164,7 +170,7 @@ def grpo_steps(section: Any, rows: int, processes: int, languages_per_unit: int 
                         epochs=epochs, by_max_steps=args.max_steps > 0, warmup_steps=args.get_warmup_steps(total),
                         generation_batch_size=generations, steps_per_generation=spg,
                         generations=-(-micro_steps // repeat) if total else 0,
-                        completions_per_step=args.per_device_train_batch_size * processes
+                        completions_per_step=args.per_device_train_batch_size * args.world_size
                         * args.gradient_accumulation_steps)
 
 

@@ -20,7 +20,8 @@ from components.planning.estimate import gpu as gpu_row
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
 from components.planning.schedules import curricula, phi_start, tau_plan
-from components.planning.steps import TrainerSteps, grpo_steps, launched_processes, sft_steps
+from components.planning.launch import Launch, launch_problems, stage_launch
+from components.planning.steps import TrainerSteps, grpo_steps, sft_steps
 from components.planning.validation_plan import engine_generates, validation_tokens
 
 BATCH_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
@@ -50,17 +51,19 @@ def warmup_problems(name: str, steps: TrainerSteps) -> list[Problem]:
     return []
 
 
-def trainer_where(profile: Any, name: str, section: Any, processes: int) -> str:
+def trainer_where(profile: Any, name: str, section: Any, launch: Launch) -> str:
     device = (section.model.device if section.model is not None else "auto")
     return (f"{where(profile, name)}; trainer: accelerate {section.accelerate_config or 'none (python -m)'}, "
-            f"{processes} process{'es' if processes > 1 else ''}, device {device}")
+            f"{launch.text()}, device {device}")
 
 
 def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     """LoRA SFT over the traces the data stage keeps."""
     section, rows = profile.sft, trace_rows(profile.data) if profile.data else Rows(None, True, "no data section")
-    processes = launched_processes(section.accelerate_config)
-    stage = StagePlan("sft", trainer_where(profile, "sft", section, processes))
+    launch = stage_launch(profile, "sft", section)
+    processes = launch.processes
+    stage = StagePlan("sft", trainer_where(profile, "sft", section, launch))
+    stage.values.update(processes=processes, machines=launch.machines)
     stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
     try:
         steps = sft_steps(section, rows.count or 0, processes)
@@ -69,28 +72,50 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
                        f"= {steps.per_device * processes * steps.accumulation} rows per step")
     steps_lines(stage, section, steps)
-    if section.trl_option("packing") and not steps.by_max_steps:
-        stage.add("packing", f"on: rows are packed into max_length sequences when trl tokenizes them, so an epoch "
-                             f"has at most {steps.steps_per_epoch:,} steps (the count above is an upper bound; "
-                             "set sft.max_steps to fix the run's length)", steps_bound=True)
+    packing = packing_problems(stage, section, steps)
     length = section.trl_option("max_length") or 0
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
     facts = facts_of(section.model, profile.project_dir)
-    problems = warmup_problems("sft", steps)
+    problems = packing + warmup_problems("sft", steps) + launch_problems(profile, "sft", section, launch)
     if on_gpu(section.model):
         passes = training_passes(lora=section.lora is not None,
                                  checkpointing=bool(section.trl_option("gradient_checkpointing")))
         stage.estimate = training_hours(tokens, facts, passes, gpu, processes)
         stage.memory = memory_lines(facts, dtype_of(section.model), gpu, None)
-    problems += memory_plan(stage, "sft", section, section.model, facts, gpu, reference=False, vllm_share=None)
+    problems += memory_plan(stage, "sft", section, section.model, facts, gpu, processes, reference=False,
+                            vllm_share=None)
     return stage, problems
 
 
-def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: Any, gpu_name: str, *,
+def packing_problems(stage: StagePlan, section: Any, steps: TrainerSteps) -> list[Problem]:
+    """SFT packing over epochs: trl packs the tokenized rows only when it trains, so the plan bounds the steps.
+
+    ``bfd`` (trl's default) keeps each row whole in one packed sequence and truncates its
+    overflow, so an epoch has at most the unpacked count of rows; ``bfd_split`` and
+    ``wrapped`` cut rows longer than ``max_length`` into several sequences, so an epoch can
+    hold more sequences than rows and neither its steps nor its tokens are bounded before
+    the traces are tokenized: refused, naming the keys that fix the run's length.
+    """
+    if not section.trl_option("packing") or steps.by_max_steps:
+        return []
+    strategy = section.trl_option("packing_strategy")
+    if strategy == "bfd":
+        stage.add("packing", f"on (bfd): rows are packed into max_length sequences when trl tokenizes them, so an "
+                             f"epoch has at most {steps.steps_per_epoch:,} steps (the counts above are upper bounds; "
+                             "set sft.max_steps to fix the run's length)", steps_bound=True)
+        return []
+    return [Problem("sft", ("sft.packing_strategy", "sft.max_steps", "sft.packing"),
+                    f"packing_strategy {strategy} with num_train_epochs: rows longer than max_length are cut into "
+                    "several packed sequences, so the steps of an epoch and the tokens trained are known only once "
+                    "trl has tokenized the traces; set sft.max_steps, packing_strategy bfd, or packing false")]
+
+
+def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: Any, gpu_name: str, processes: int, *,
                 reference: bool, vllm_share: float | None) -> list[Problem]:
-    """The training mode, the GPU count and (on a GPU) the per-GPU memory; a run that cannot fit is a problem."""
-    sharding = sharding_of(accelerate_yaml(section.accelerate_config))
+    """The training mode, the GPU count (the launch's ``processes``) and (on a GPU) the per-GPU memory; a run that
+    cannot fit is a problem."""
+    sharding = sharding_of(accelerate_yaml(section.accelerate_config), processes)
     full = section.lora is None
     stage.add("training", training_mode(section.lora), training_mode="full" if full else "lora")
     layout = "" if sharding.kind == "none" else f", {sharding.kind} sharding"
@@ -133,8 +158,10 @@ def coupled_languages(profile: Any) -> int:
 def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     """GRPO: steps, generations, validation, curricula, KL, context, estimate."""
     section, rows = profile.grpo, grpo_rows(profile)
-    processes = launched_processes(section.accelerate_config)
-    stage = StagePlan("grpo", trainer_where(profile, "grpo", section, processes))
+    launch = stage_launch(profile, "grpo", section)
+    processes = launch.processes
+    stage = StagePlan("grpo", trainer_where(profile, "grpo", section, launch))
+    stage.values.update(processes=processes, machines=launch.machines)
     stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
     try:
         steps = grpo_steps(section, rows.count or 0, processes, coupled_languages(profile))
@@ -142,6 +169,7 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
         return stage, [Problem("grpo", tuple(f"grpo.{k}" for k in BATCH_KEYS),
                                f"trl's GRPOConfig refuses them on {processes} process(es): {error}")]
     problems = generation_lines(stage, section, steps, rows) + warmup_problems("grpo", steps)
+    problems += launch_problems(profile, "grpo", section, launch)
     steps_lines(stage, section, steps)
     problems += schedule_lines(stage, profile, steps)
     model = section.model or profile.sft.model
@@ -165,7 +193,8 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
         share = model.gpu_memory_utilization if model.backend == "vllm" else None
         stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     colocated = model.backend == "vllm" and section.trl_option("vllm_mode") == "colocate"
-    problems += memory_plan(stage, "grpo", section, model, facts, gpu, reference=section.trl_option("beta") > 0,
+    problems += memory_plan(stage, "grpo", section, model, facts, gpu, processes,
+                            reference=section.trl_option("beta") > 0,
                             vllm_share=model.gpu_memory_utilization if colocated else None)
     return stage, problems + found
 

@@ -30,7 +30,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 LAUNCH, DONE = "launch.json", "done.json"
 RANK_VARIABLES = ("POLYREASON_NODE_RANK", "SLURM_NODEID", "JOB_COMPLETION_INDEX")
@@ -75,6 +75,37 @@ class Rendezvous:
         return ["--num_machines", str(self.nnodes), "--machine_rank", str(self.node_rank), "--num_processes",
                 str(self.nnodes * self.nproc_per_node), "--main_process_ip", self.master_addr,
                 "--main_process_port", str(self.master_port)]
+
+
+def accelerate_world(config: Mapping[str, Any]) -> tuple[int, int]:
+    """``(machines, processes per machine)`` that an accelerate config launches.
+
+    accelerate reads ``num_processes`` as the processes of all machines together and
+    starts ``num_processes // num_machines`` on each one (``prepare_multi_gpu_env``
+    passes that to torchrun as ``--nproc_per_node``), so the world has
+    ``num_machines × (num_processes // num_machines)`` processes: fewer than
+    ``num_processes`` when the machines do not divide it. A config without
+    ``num_processes`` starts one.
+
+    >>> accelerate_world({"num_machines": 2, "num_processes": 16}), accelerate_world({"num_processes": 8})
+    ((2, 8), (1, 8))
+    >>> accelerate_world({"num_machines": 2, "num_processes": 15}), accelerate_world({})
+    ((2, 7), (1, 1))
+    """
+    machines, processes = int(config.get("num_machines") or 1), int(config.get("num_processes") or 1)
+    return machines, (processes // machines if machines > 1 else processes)
+
+
+def pool_layout(env: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """``(nodes, processes per node)`` a multi-node pool's job sets (``POLYREASON_NNODES``,
+    ``POLYREASON_NPROC_PER_NODE``), or ``None`` on one node; no rank or address needed (the plan reads it).
+
+    >>> pool_layout({"POLYREASON_NNODES": "2", "POLYREASON_NPROC_PER_NODE": "8"}), pool_layout({})
+    ((2, 8), None)
+    """
+    env = os.environ if env is None else env
+    nodes = int(env.get("POLYREASON_NNODES", "1"))
+    return (nodes, int(env.get("POLYREASON_NPROC_PER_NODE", "1"))) if nodes > 1 else None
 
 
 def nodes_dir(env: Mapping[str, str] | None = None) -> Path | None:

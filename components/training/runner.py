@@ -50,7 +50,7 @@ from components.settings import GRPOStageSettings, LoraSettings, ModelSettings, 
 from components.settings.base import unknown_name_message
 from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
-from components.training.nodes import Rendezvous
+from components.training.nodes import Rendezvous, accelerate_world
 
 COMPLETE_MARKER = "checkpoint_complete.json"
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -117,8 +117,9 @@ def accelerate_config_path(name: str) -> Path:
 
 def world_size(settings: SFTSettings | GRPOStageSettings, rendezvous: Rendezvous | None = None) -> int:
     """How many trainer processes the launch starts in all: nodes x processes per node on several nodes
-    (``Rendezvous.launch_flags`` passes that as ``--num_processes``), else the accelerate config's
-    ``num_processes`` (accelerate's default, 1, when it names none), 1 without a config.
+    (``Rendezvous.launch_flags`` passes that as ``--num_processes``), else what the accelerate config launches
+    (``nodes.accelerate_world``: its ``num_machines`` × ``num_processes // num_machines``; 1 when it names
+    none), 1 without a config.
 
     >>> world_size(SFTSettings()), world_size(SFTSettings(accelerate_config="cpu-2"))
     (1, 2)
@@ -136,7 +137,8 @@ def world_size(settings: SFTSettings | GRPOStageSettings, rendezvous: Rendezvous
         config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as error:
         raise FileNotFoundError(f"accelerate_config: cannot read {path}: {error}") from error
-    return int(config.get("num_processes", 1))
+    machines, per_machine = accelerate_world(config)
+    return machines * per_machine
 
 
 def launch_command(python: str, accelerate_config: Path | None, job_path: Path, out_dir: Path,

@@ -39,6 +39,8 @@ SMOKE = {
     "gpu_check.py": (["--smoke"], {"environment", "sft", "grpo", "generation", "agreement", "vllm_paths", "failed"},
                      lambda out: out["failed"] == []),
     "grpo_overhead.py": (["--smoke"], {"adamame", "pcs", "softlc"}, None),
+    "plan_kv_cap.py": (["--smoke"], {"gpu", "profiles"},
+                       lambda out: all(r["capped"][0] >= r["uncapped"][0] for r in out["profiles"].values())),
     "pooled_generation.py": (["--smoke"], {"separate_s", "pooled_s", "speedup", "identical"},
                              lambda out: out["identical"] is True),
     "reward_scale.py": (["--smoke"], {"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms", "thread_scaling"}, None),

@@ -81,3 +81,58 @@ def test_a_command_that_trains_checks_its_trainer_sections_when_the_profile_load
     assert not _load(DEMO, ["sft.learning_rat=1e-4"], "evaluate").sft.trl_checked  # evaluate trains nothing
     with pytest.raises(ProfileError, match="grpo: vllm_server_port: read only when model.backend is vllm"):
         _load(DEMO, ["grpo.vllm_server_port=9000"], "recipe")
+
+
+PLAN_STARTUP = f"""
+import json, sys
+from cli.app import app
+seen = {{}}
+import components.planning.plan as plan_module
+from components.planning import render
+stage_text = render.stage_text
+def recording(stage):
+    seen.setdefault(stage.stage, sorted(name for name in {HEAVY!r} if name in sys.modules))
+    return stage_text(stage)
+render.stage_text = recording
+app(["plan", {str(DEMO)!r}, "--project-dir", {str(REPO)!r}], prog_name="polyreason", standalone_mode=False)
+print(json.dumps(seen))
+"""
+
+
+def test_the_plan_prints_the_stages_before_its_first_trainer_without_trainer_libraries():
+    done = subprocess.run([sys.executable, "-c", PLAN_STARTUP], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          check=True)
+    lines = done.stdout.strip().splitlines()
+    seen = json.loads(lines[-1])
+    assert lines[0] == f"polyreason plan: cpu-demo ({DEMO})" and lines.index("data — the command's process "
+                                                                             "(no placement)") == 3
+    assert seen["data"] == [] and {"torch", "trl", "transformers"} <= set(seen["sft"])
+
+
+@pytest.mark.parametrize("overrides", [["sft.learning_rat=1e-4"], ["grpo.generation_batch_size=3"]])
+def test_the_plan_refuses_a_trainer_section_with_the_error_of_a_full_load(overrides):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    with pytest.raises(ProfileError) as full:
+        load_profile(DEMO, overrides)
+    result = CliRunner().invoke(app, ["plan", str(DEMO), *overrides, "--project-dir", str(REPO)])
+    assert result.exit_code == 2 and str(full.value) in result.output
+
+
+DEPLOY_STARTUP = f"""
+import json, sys
+from pathlib import Path
+from cli.deploy import profile_keys, profiles_in
+profiles = profiles_in(Path({str(REPO / "profiles")!r}))
+keys = profile_keys("recipe", profiles)
+print(json.dumps({{"heavy": sorted(name for name in {HEAVY!r} if name in sys.modules), "demo": "sft.lora.r" in keys["cpu-demo"],
+                   "checked": [p.name for p in profiles if (p.sft and p.sft.trl_checked) or (p.grpo and p.grpo.trl_checked)]}}))
+"""
+
+
+def test_deploy_reads_every_profile_and_its_run_form_keys_without_trainer_libraries():
+    done = subprocess.run([sys.executable, "-c", DEPLOY_STARTUP], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"heavy": [], "demo": True, "checked": []}
