@@ -148,6 +148,11 @@ class GenerationProgress:
         self.done = self.tokens = 0
         self.seconds = 0.0
 
+    def start(self) -> None:
+        """Say that the generation has begun, before its first batch: loading a model and a first batch can take
+        minutes on a CPU, and a command silent for that long looks hung."""
+        report(f"generate {self.label}", f"generate {self.label}: prompts 0/{self.total}, starting")
+
     def advance(self, prompts: int, tokens: int, seconds: float) -> None:
         """``prompts`` more are done, with ``tokens`` generated tokens in ``seconds``; report the line."""
         self.done, self.tokens, self.seconds = self.done + prompts, self.tokens + tokens, self.seconds + seconds
@@ -167,6 +172,8 @@ def generation_progress(label: str, total: int) -> Iterator[GenerationProgress]:
         yield current
         return
     progress = GenerationProgress(label, total)
+    if total:
+        progress.start()
     token = _GENERATION.set(progress)
     try:
         yield progress

@@ -196,5 +196,6 @@ def test_a_generation_is_one_line_however_its_prompts_are_chunked_and_batched(tm
                       tmp_path / "g.jsonl", label="sft")  # chunks of 2, each a backend call batching again
     updates = stream.getvalue().split("\r\x1b[K")[1:]
     assert [re.sub(r", .* tokens/s", "", update) for update in updates] == [
-        "generate sft: prompts 2/5", "generate sft: prompts 4/5", "generate sft: prompts 5/5\n"]
+        "generate sft: prompts 0/5, starting", "generate sft: prompts 2/5", "generate sft: prompts 4/5",
+        "generate sft: prompts 5/5\n"]
 
