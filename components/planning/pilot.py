@@ -98,14 +98,22 @@ class StageShare:
     def share(self) -> float | None:
         return None if not self.pilot or not self.full else self.pilot / self.full
 
+    @property
+    def whole(self) -> bool:
+        """Whether the pilot runs this stage's whole work (it has no count of its own)."""
+        return self.pilot is None
+
     def text(self) -> str:
-        if self.pilot is None or self.full is None:
-            return f"{self.stage}: as the profile gives it"
+        if self.whole:
+            return f"{self.stage}: the whole stage, as the profile gives it"
+        if self.full is None:
+            return f"{self.stage}: {self.pilot:,.0f} {self.unit} (the full run's count is not planned)"
         return f"{self.stage}: {self.pilot:,.0f} of {self.full:,.0f} {self.unit} ({self.share:.0%})"
 
 
 # the unit of work of each stage in the plan's values: the first one a stage's plan has
-UNITS = {"data": (("traces_completions", "teacher traces"), ("traces", "file traces")),
+# (traces read from a file have none: the pilot filters the whole file, as the full run does)
+UNITS = {"data": (("traces_completions", "teacher traces"),),
          "sft": (("optimizer_steps", "optimizer steps"),),
          "rejection": (("rollouts_completions", "rollouts"),),
          "grpo": (("optimizer_steps", "optimizer steps"),),
@@ -116,7 +124,7 @@ def work_of(stage: str, values: dict[str, Any]) -> tuple[str, float | None]:
     """The unit and count of a stage's work in its plan's values.
 
     >>> work_of("sft", {"optimizer_steps": 16}), work_of("data", {"traces": 32})
-    (('optimizer steps', 16.0), ('file traces', 32.0))
+    (('optimizer steps', 16.0), ('units', None))
     """
     for key, unit in UNITS.get(stage, ()):
         if values.get(key) is not None:

@@ -134,6 +134,8 @@ class StageTime:
 
     @property
     def projected_s(self) -> float | None:
+        if self.share.whole:  # the pilot ran the whole stage
+            return self.wall_s
         share = self.share.share
         if share is None:
             return None
@@ -144,7 +146,8 @@ class StageTime:
     def text(self) -> str:
         projected = self.projected_s
         full = "-" if projected is None else duration(projected)
-        basis = "whole stage scaled" if self.work_s is None else "fixed part + work scaled"
+        basis = ("run whole" if self.share.whole else "whole stage scaled" if self.work_s is None
+                 else "fixed part + work scaled")
         plan = f"; plan {_hours_range(self.plan_hours)}" if self.plan_hours else ""
         cached = ", cached: the time is the cache's" if self.cached else ""
         return f"{self.share.stage}: {duration(self.wall_s)} here -> full run {full} ({basis}{cached}){plan}"

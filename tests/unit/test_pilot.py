@@ -92,6 +92,10 @@ def test_recomputed_time_scales_the_work_and_keeps_the_fixed_part():
     report = PilotReport("p", [], times=[StageTime(share, 30.0, 20.0), StageTime(share, 30.0)])
     assert report.projected_total_s == pytest.approx(410.0)
     assert report.metrics()["pilot/projected_seconds/total"] == pytest.approx(410.0)
+    whole = StageShare("data", "units", None, None)  # traces read from a file: the pilot filters the whole file
+    assert StageTime(whole, wall_s=12.0).projected_s == 12.0 and whole.text().startswith("data: the whole stage")
+    unplanned = StageShare("data", "teacher traces", 8, None)  # a hub source the plan cannot count
+    assert StageTime(unplanned, wall_s=12.0).projected_s is None
 
 
 def test_report_fits_the_terminal_and_its_metric_names_suit_mlflow():
