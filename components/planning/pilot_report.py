@@ -139,8 +139,10 @@ class StageTime:
         share = self.share.share
         if share is None:
             return None
-        if self.work_s is None or self.work_s > self.wall_s:
-            return self.wall_s / share
+        if self.work_s is None:
+            return None if self.cached else self.wall_s / share  # a cached stage's wall time measures no work
+        if self.work_s > self.wall_s:  # cached: the work was measured by the run that made the artifacts
+            return self.work_s / share
         return (self.wall_s - self.work_s) + self.work_s / share
 
     def text(self) -> str:

@@ -89,6 +89,8 @@ def test_recomputed_time_scales_the_work_and_keeps_the_fixed_part():
     share = StageShare("sft", "optimizer steps", 2, 16)  # the pilot ran 1/8 of the steps
     assert StageTime(share, wall_s=30.0, work_s=20.0).projected_s == pytest.approx(10 + 20 * 8)
     assert StageTime(share, wall_s=30.0).projected_s == pytest.approx(240.0)  # no work time: scaled whole
+    assert StageTime(share, wall_s=2.0, work_s=20.0, cached=True).projected_s == pytest.approx(160.0)  # the cache's
+    assert StageTime(share, wall_s=2.0, cached=True).projected_s is None
     report = PilotReport("p", [], times=[StageTime(share, 30.0, 20.0), StageTime(share, 30.0)])
     assert report.projected_total_s == pytest.approx(410.0)
     assert report.metrics()["pilot/projected_seconds/total"] == pytest.approx(410.0)
