@@ -235,5 +235,14 @@ def _register_plan_command() -> None:
 _register_plan_command()
 
 
+def _register_pilot_command() -> None:
+    from cli.pilot import register
+
+    register(app)
+
+
+_register_pilot_command()
+
+
 def main() -> None:  # pragma: no cover - console entry
     app(prog_name="polyreason")

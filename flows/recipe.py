@@ -8,8 +8,9 @@ its run says so (``polyreason.cache=hit`` and the run that produced the
 artifacts). The base model, the SFT model and the GRPO model are evaluated with
 the same prompts and sampling; the parent run holds the profile, its digest, the
 git commit, every model's per-language metrics with deltas to the base, the
-comparison table and plot, the profile's paper table held against the run when it has
-one (``profiles/papers/<name>.yaml``), and the registered version of the final model.
+comparison table and plot, the newest pilot of the profile (``polyreason pilot``)
+as tags, the profile's paper table held against the run when it has one
+(``profiles/papers/<name>.yaml``), and the registered version of the final model.
 A stage placed on a work pool (``placement``) runs there as a deployment and the
 recipe waits for it. With ``execution.runner`` other than ``sequential`` the
 generations of every evaluated model are first made at once, as tasks on that
@@ -40,7 +41,9 @@ from runtime.outputs import RecipeOutputs
 from runtime.project import prepared
 from tasks.compare import gather_measurements_task, log_comparison_task, log_paper_task, paper_task
 from tasks.fanout import log_fanout_task
-from tasks.recipe import comparison_task, log_plan_task, log_profile_task, log_stages_task, paper_table_task
+from tasks.recipe import (
+    comparison_task, link_pilot_task, log_plan_task, log_profile_task, log_stages_task, paper_table_task,
+)  # fmt: skip
 
 
 @flow(name="polyreason-recipe", flow_run_name=stage_run_name("recipe"))
@@ -52,6 +55,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
                             params=flatten(profile), tags=plan.tags) as parent:
         log_profile_task(parent, profile)
         log_plan_task(parent, profile, list(plan.stages))
+        link_pilot_task(parent, profile.name)  # the newest pilot of this profile, when one ran
         data = run_stage("data", data_flow, profile, parent=parent) if plan.runs("data") else None
         sft = run_stage("sft", sft_flow, profile, data=data, parent=parent) if plan.runs("sft") else None
         rl = run_stage("rejection", rejection_flow, profile, data=data, parent=parent,

@@ -13,6 +13,7 @@
 * ``paper_table_task``: the table file of the profile's paper rows, when it has one
   (``components.paper_tables.find_table``); ``tasks.compare.paper_task`` holds the run against it.
 * ``log_stages_task``: which child run did each stage.
+* ``link_pilot_task``: the newest pilot of the profile (``polyreason pilot``), as the run's tags.
 """
 
 from __future__ import annotations
@@ -82,6 +83,21 @@ def headline_tags(comparison: ArtifactRef | None, model_tag: str) -> dict[str, s
     return {f"{r['benchmark']}/{r['lang']}/{metric}": f"{r[metric]:.4f}" for r in rows if r["model"] == model_tag
             for metric in dict.fromkeys((r.get("headline", "accuracy"), "accuracy", "lcpr"))
             if r.get(metric) is not None}
+
+
+@task(name="link-pilot", cache_policy=NO_CACHE)
+def link_pilot_task(run: RunRef, profile_name: str) -> str | None:
+    """Tag the recipe's run with the newest finished pilot of its profile (``polyreason pilot``): its run id, URL and
+    verdict; returns the pilot's run id (``None`` when the profile had no pilot in this experiment)."""
+    from runtime.pilots import newest_pilot
+
+    pilot = newest_pilot(run.tracking_uri, run.experiment_id, profile_name)
+    if pilot is None:
+        return None
+    ref = RunRef(tracking_uri=run.tracking_uri, run_id=pilot.info.run_id, experiment_id=run.experiment_id)
+    tracking.set_tags(run, {"polyreason.pilot_run": ref.run_id, "polyreason.pilot_url": tracking.run_url(ref),
+                            "polyreason.pilot_verdict": pilot.data.tags.get("polyreason.pilot.verdict", "unknown")})
+    return ref.run_id
 
 
 @task(name="log-stages", cache_policy=NO_CACHE)

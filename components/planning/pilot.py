@@ -1,0 +1,174 @@
+"""A pilot's budget: the overrides that shrink every stage of a profile to a small, stated part of its work.
+
+The pilot runs the same flows and tasks as the full run, on the same hardware, with
+overrides that only cut the amount of work: the data stage translates and traces the
+first ``probe`` source queries (a generated set) or caps the kept set at ``probe`` per
+language (traces read from a file, whose filter still sees every row); SFT stops after
+``sft_steps`` optimizer steps, GRPO after ``grpo_steps`` (every other setting as the
+profile gives it, so the reward's slope is measured at its learning rate, LoRA and
+rewards; trl's scheduler runs its warm-up and decay over the shorter run); each
+evaluation benchmark keeps its first ``evaluation_limit`` problems per language; the
+audit and the registry do not run. The shrunk work gives the tasks other inputs, so
+their cache keys differ from the full run's exactly where the work does.
+
+What the budget prints is each stage's part of the full run, read from the plans of both
+profiles (``plan_profile``), and its bound: on a GPU profile the pilot's planned GPU-hours
+against ``MAX_GPU_SHARE`` of the full plan's upper end. Written here because no library
+sizes a trial run of a training recipe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_GPU_SHARE = 0.02  # the pilot's planned GPU-hours stay under 2% of the full run's upper end
+
+
+@dataclass(frozen=True)
+class PilotSizes:
+    """How much of each stage a pilot runs."""
+
+    probe: int = 4  # source queries per language translated and traced (generated sets), or kept (file sets)
+    sft_steps: int = 2
+    grpo_steps: int = 5  # at least 3: the slope's interval needs one degree of freedom
+    evaluation_limit: int = 2  # problems per language and benchmark
+
+    def __post_init__(self) -> None:
+        if min(self.probe, self.sft_steps, self.evaluation_limit) < 1:
+            raise ValueError("pilot sizes must be at least 1 (--probe, --sft-steps, --evaluation-limit)")
+        if self.grpo_steps < 3:
+            raise ValueError("--grpo-steps must be at least 3: a slope's interval needs three points")
+
+
+@dataclass(frozen=True)
+class Shrink:
+    """One override of the pilot and what it cuts (``stage``: the recipe stage it shrinks)."""
+
+    stage: str
+    key: str
+    value: int
+
+    @property
+    def override(self) -> str:
+        return f"{self.key}={self.value}"
+
+
+def _smaller(key: str, stage: str, size: int, current: int | None) -> list[Shrink]:
+    """An override to ``size`` unless the profile already asks for no more than that."""
+    return [] if current is not None and current <= size else [Shrink(stage, key, size)]
+
+
+def shrinks(profile: Any, sizes: PilotSizes) -> list[Shrink]:
+    """The overrides that cut ``profile``'s work to ``sizes`` (only for the sections it has)."""
+    out: list[Shrink] = []
+    data = profile.data
+    if data is not None and data.traces.from_file:
+        out += _smaller("data.traces.per_language", "data", sizes.probe, data.traces.per_language)
+    elif data is not None:
+        out += _smaller("data.source.limit", "data", sizes.probe, data.source.limit)
+    if profile.sft is not None:
+        out += _smaller("sft.max_steps", "sft", sizes.sft_steps, _max_steps(profile.sft))
+    if profile.grpo is not None:
+        out += _smaller("grpo.max_steps", "grpo", sizes.grpo_steps, _max_steps(profile.grpo))
+    for index, benchmark in enumerate(profile.evaluation.benchmarks if profile.evaluation else []):
+        out += _smaller(f"evaluation.benchmarks.{index}.limit", "evaluation", sizes.evaluation_limit,
+                        benchmark.limit)
+    return out
+
+
+def _max_steps(section: Any) -> int | None:
+    steps = getattr(section, "max_steps", -1)
+    return None if steps is None or steps < 0 else steps
+
+
+PILOT_STAGES = ("data", "sft", "rejection", "grpo", "evaluation")  # audit and registry add nothing to measure
+
+
+@dataclass(frozen=True)
+class StageShare:
+    """One stage's part of the full run: the pilot's and the full plan's count of its unit of work."""
+
+    stage: str
+    unit: str
+    pilot: float | None
+    full: float | None
+
+    @property
+    def share(self) -> float | None:
+        return None if not self.pilot or not self.full else self.pilot / self.full
+
+    @property
+    def whole(self) -> bool:
+        """Whether the pilot runs this stage's whole work (it has no count of its own)."""
+        return self.pilot is None
+
+    def text(self) -> str:
+        if self.whole:
+            return f"{self.stage}: the whole stage, as the profile gives it"
+        if self.full is None:
+            return f"{self.stage}: {self.pilot:,.0f} {self.unit} (the full run's count is not planned)"
+        return f"{self.stage}: {self.pilot:,.0f} of {self.full:,.0f} {self.unit} ({self.share:.0%})"
+
+
+# the unit of work of each stage in the plan's values: the first one a stage's plan has
+# (traces read from a file have none: the pilot filters the whole file, as the full run does)
+UNITS = {"data": (("traces_completions", "teacher traces"),),
+         "sft": (("optimizer_steps", "optimizer steps"),),
+         "rejection": (("rollouts_completions", "rollouts"),),
+         "grpo": (("optimizer_steps", "optimizer steps"),),
+         "evaluation": (("generation_completions", "completions"),)}
+
+
+def work_of(stage: str, values: dict[str, Any]) -> tuple[str, float | None]:
+    """The unit and count of a stage's work in its plan's values.
+
+    >>> work_of("sft", {"optimizer_steps": 16}), work_of("data", {"traces": 32})
+    (('optimizer steps', 16.0), ('units', None))
+    """
+    for key, unit in UNITS.get(stage, ()):
+        if values.get(key) is not None:
+            return unit, float(values[key])
+    return "units", None
+
+
+def stage_shares(pilot_values: dict[str, dict], full_values: dict[str, dict]) -> list[StageShare]:
+    """Each stage's share, from the ``values`` of the pilot's and the full plan's stages."""
+    out = []
+    for stage in PILOT_STAGES:
+        if stage in full_values:
+            unit, full = work_of(stage, full_values[stage])
+            out.append(StageShare(stage, unit, work_of(stage, pilot_values.get(stage, {}))[1], full))
+    return out
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the pilot runs and its bound: the shares, the pilot's and the full plan's GPU-hours (upper ends)."""
+
+    shares: list[StageShare]
+    overrides: list[str]
+    pilot_gpu_hours: float | None = None
+    full_gpu_hours: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bound(self) -> float | None:
+        return None if self.full_gpu_hours is None else MAX_GPU_SHARE * self.full_gpu_hours
+
+    @property
+    def over_bound(self) -> bool:
+        return self.bound is not None and self.pilot_gpu_hours is not None and self.pilot_gpu_hours > self.bound
+
+    def lines(self) -> list[str]:
+        """The budget as a person reads it before the pilot starts."""
+        out = ["pilot budget (the same flows, with these overrides: " + (" ".join(self.overrides) or "none") + ")"]
+        out += [f"  {share.text()}" for share in self.shares]
+        if self.bound is not None and self.pilot_gpu_hours is not None:
+            verdict = "over" if self.over_bound else "within"
+            out.append(f"  bound: {self.pilot_gpu_hours:,.2f} GPU-hours planned, {verdict} {MAX_GPU_SHARE:.0%} of the "
+                       f"full plan's upper end ({self.full_gpu_hours:,.1f} -> {self.bound:,.2f}; estimate)")
+        else:
+            out.append("  bound: a CPU profile has no GPU-hours estimate; the pilot runs the shares above, a few "
+                       "minutes on the CPU twins")
+        return out + [f"  {note}" for note in self.notes]

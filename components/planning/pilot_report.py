@@ -1,0 +1,268 @@
+"""What a pilot measured against what the plan assumed: data yield, the reward's slope, and the run's time.
+
+* Data yield: each language's translation-gate and trace-filter retention with its 95% Wilson
+  interval (``components.metrics.intervals.wilson``, which holds at 0, 1 and small n), and the
+  kept set the full run projects from them: the full run's queries times both rates, at the
+  intervals' ends, never above the target (``per_language``, or every query without a cap).
+  A language whose upper end is below ``min_share`` of its target is refused, as the data
+  stage's own probe refuses it (``components.data.trace_yield``).
+* The reward's slope per GRPO step: an ordinary least-squares line through the logged
+  per-step means (``scipy.stats.linregress``) with its 95% interval, slope ± t(0.975, n − 2) ×
+  its standard error. A slope whose interval holds 0 is flat within its noise: the run would
+  spend its steps without a measurable signal, and the keys that change that are named.
+* Time: each stage's measured wall time split into its fixed part (process start, model
+  loading) and its work (trl's ``train_runtime``, the generation backend's seconds), the work
+  scaled by the full run's share (``components.planning.pilot.StageShare``), next to the
+  plan's range. A stage without a measured work time is scaled whole (an upper end).
+
+Written here because no library projects a trial run onto its full run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.metrics.intervals import wilson
+from components.planning.pilot import StageShare
+
+
+@dataclass(frozen=True)
+class Retention:
+    """One filter's retention in one language: ``kept`` of ``total``."""
+
+    kept: int
+    total: int
+
+    @property
+    def rate(self) -> float:
+        return self.kept / self.total if self.total else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.rate, self.total) if self.total else (0.0, 1.0)
+
+    def text(self) -> str:
+        low, high = self.interval
+        return f"{self.kept}/{self.total} {self.rate:.0%} [{low:.0%}, {high:.0%}]"
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One language's projected SFT set: the full run's ``queries`` through both filters, against ``target``."""
+
+    language: str
+    traces: Retention
+    queries: int
+    target: int
+    translation: Retention | None = None
+
+    def _size(self, translation: float, traces: float) -> int:
+        return min(self.target, int(self.queries * translation * traces))
+
+    @property
+    def size(self) -> int:
+        return self._size(self.translation.rate if self.translation else 1.0, self.traces.rate)
+
+    @property
+    def interval(self) -> tuple[int, int]:
+        gate = self.translation.interval if self.translation else (1.0, 1.0)
+        return self._size(gate[0], self.traces.interval[0]), self._size(gate[1], self.traces.interval[1])
+
+    def short_of(self, min_share: float) -> bool:
+        return self.interval[1] < min_share * self.target
+
+    def problem(self, min_share: float) -> str:
+        low, high = self.interval
+        gate = f"translation {self.translation.text()}, " if self.translation else ""
+        keys = "data.translation.model, " if self.translation else ""
+        return (f"data: {self.language}: projected {low:,}–{high:,} traces of target {self.target:,} "
+                f"({gate}traces {self.traces.text()}), below data.traces.early_stop.min_share {min_share:g}; "
+                f"change {keys}data.traces.model, data.traces.prompt or data.traces.language_filter, "
+                "or lower data.traces.per_language")
+
+
+@dataclass(frozen=True)
+class Slope:
+    """An OLS slope per step with its 95% interval, over ``n`` steps."""
+
+    name: str
+    n: int
+    slope: float
+    low: float
+    high: float
+
+    @property
+    def flat(self) -> bool:
+        return self.low <= 0.0 <= self.high
+
+    def text(self) -> str:
+        return f"{self.slope:+.4f}/step [{self.low:+.4f}, {self.high:+.4f}] (n={self.n})"
+
+
+def slope_of(name: str, steps: list[float], values: list[float]) -> Slope | None:
+    """The slope of ``values`` over ``steps`` with its 95% interval; ``None`` below three points.
+
+    >>> s = slope_of("reward", [1, 2, 3, 4], [0.1, 0.3, 0.2, 0.4])
+    >>> round(s.slope, 3), round(s.low, 3), round(s.high, 3), s.flat
+    (0.08, -0.103, 0.263, True)
+    """
+    from scipy.stats import linregress, t
+
+    if len(steps) < 3:
+        return None
+    if len(set(values)) == 1:  # a constant reward: no slope, no noise, and flat
+        return Slope(name, len(steps), 0.0, 0.0, 0.0)
+    fit = linregress(steps, values)
+    half = float(t.ppf(0.975, len(steps) - 2)) * float(fit.stderr)
+    return Slope(name, len(steps), float(fit.slope), float(fit.slope) - half, float(fit.slope) + half)
+
+
+@dataclass(frozen=True)
+class StageTime:
+    """One stage's measured time and the full run's projection from it.
+
+    ``work_s``: the part that grows with the stage's work (trl's ``train_runtime``, the generation backend's
+    seconds); the rest of ``wall_s`` is fixed. ``plan_hours``: the plan's wall-clock range in hours, if any.
+    """
+
+    share: StageShare
+    wall_s: float
+    work_s: float | None = None
+    cached: bool = False
+    plan_hours: tuple[float, float] | None = None
+
+    @property
+    def projected_s(self) -> float | None:
+        if self.share.whole:  # the pilot ran the whole stage
+            return self.wall_s
+        share = self.share.share
+        if share is None:
+            return None
+        if self.work_s is None:
+            return None if self.cached else self.wall_s / share  # a cached stage's wall time measures no work
+        if self.work_s > self.wall_s:  # cached: the work was measured by the run that made the artifacts
+            return self.work_s / share
+        return (self.wall_s - self.work_s) + self.work_s / share
+
+    def text(self) -> str:
+        projected = self.projected_s
+        full = "-" if projected is None else duration(projected)
+        basis = ("run whole" if self.share.whole else "whole stage scaled" if self.work_s is None
+                 else "fixed part + work scaled")
+        plan = f"; plan {_hours_range(self.plan_hours)}" if self.plan_hours else ""
+        cached = ", cached: the time is the cache's" if self.cached else ""
+        return f"{self.share.stage}: {duration(self.wall_s)} here -> full run {full} ({basis}{cached}){plan}"
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3.5 min``, ``2.1 h``.
+
+    >>> duration(42), duration(210), duration(7560)
+    ('42 s', '3.5 min', '2.1 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def _hours_range(hours: tuple[float, float]) -> str:
+    return f"{duration(hours[0] * 3600)}–{duration(hours[1] * 3600)} (estimate)"
+
+
+@dataclass
+class PilotReport:
+    """Everything a pilot measured, its projections and its refusals."""
+
+    profile: str
+    budget: list[str]
+    projections: list[Projection] = field(default_factory=list)
+    slopes: list[Slope] = field(default_factory=list)  # the total reward first, then each component
+    training: dict[str, float] = field(default_factory=dict)  # KL, clip ratio ... (means over the pilot's steps)
+    throughput: dict[str, float] = field(default_factory=dict)
+    times: list[StageTime] = field(default_factory=list)
+    min_share: float = 0.5
+    refused: list[str] = field(default_factory=list)  # a stage that stopped the pilot (its message)
+
+    @property
+    def problems(self) -> list[str]:
+        found = list(self.refused)
+        found += [p.problem(self.min_share) for p in self.projections if p.short_of(self.min_share)]
+        reward = self.slopes[0] if self.slopes else None
+        if reward is not None and reward.flat:
+            found.append(f"grpo: the reward is flat within its noise: {reward.text()}; change grpo.learning_rate, "
+                         "grpo.lora or grpo.rewards (or measure more steps: --grpo-steps)")
+        return found
+
+    @property
+    def projected_total_s(self) -> float | None:
+        values = [t.projected_s for t in self.times]
+        return None if not values or None in values else sum(values)
+
+    def metrics(self) -> dict[str, float]:
+        """MLflow metrics ``pilot/<group>/<name>[/<language>]``."""
+        out: dict[str, float] = {}
+        for p in self.projections:
+            for step, retention in (("translation", p.translation), ("traces", p.traces)):
+                if retention is not None:
+                    out[f"pilot/{step}/rate/{p.language}"] = retention.rate
+                    out[f"pilot/{step}/rate_low/{p.language}"], out[f"pilot/{step}/rate_high/{p.language}"] = \
+                        retention.interval
+                    out[f"pilot/{step}/n/{p.language}"] = float(retention.total)
+            low, high = p.interval
+            out.update({f"pilot/projected/size/{p.language}": float(p.size), f"pilot/projected/low/{p.language}":
+                        float(low), f"pilot/projected/high/{p.language}": float(high),
+                        f"pilot/projected/target/{p.language}": float(p.target)})
+        for s in self.slopes:
+            key = s.name.replace("/", "_")
+            out.update({f"pilot/slope/{key}": s.slope, f"pilot/slope_low/{key}": s.low,
+                        f"pilot/slope_high/{key}": s.high, f"pilot/slope_n/{key}": float(s.n)})
+        out.update({f"pilot/training/{k}": v for k, v in self.training.items()})
+        out.update({f"pilot/throughput/{k}": v for k, v in self.throughput.items()})
+        for t in self.times:
+            out[f"pilot/seconds/{t.share.stage}"] = t.wall_s
+            if t.projected_s is not None:
+                out[f"pilot/projected_seconds/{t.share.stage}"] = t.projected_s
+        if self.projected_total_s is not None:
+            out["pilot/projected_seconds/total"] = self.projected_total_s
+        return out
+
+    def lines(self) -> list[str]:
+        """The report for a person (every line within 100 columns)."""
+        out = [f"pilot of {self.profile}", *self.budget]
+        if self.projections:
+            out.append("data yield (95% Wilson intervals; projected set size against the target):")
+            for p in self.projections:
+                gate = f"translation {p.translation.text()}, " if p.translation else ""
+                out.append(f"  {p.language}: {gate}traces {p.traces.text()}")
+                low, high = p.interval
+                out.append(f"      -> {p.size:,} [{low:,}, {high:,}] of {p.queries:,} queries, target {p.target:,}")
+        if self.slopes:
+            out.append("GRPO reward slope (OLS over the pilot's steps, 95% interval):")
+            out += [f"  {s.name}: {s.text()}{'  flat' if s.flat else ''}" for s in self.slopes]
+        if self.training:
+            out.append("  " + ", ".join(f"{k} {v:.4g}" for k, v in self.training.items()))
+        if self.throughput:
+            out.append("throughput here: " + ", ".join(f"{k} {v:,.2f}" for k, v in self.throughput.items()))
+        if self.times:
+            out.append("time (measured here; the full run projected from it):")
+            out += [f"  {t.text()}" for t in self.times]
+            if self.projected_total_s is not None:
+                out.append(f"  total: full run {duration(self.projected_total_s)} projected")
+        problems = self.problems
+        out += ["refused:", *[f"  - {p}" for p in problems]] if problems else ["verdict: go"]
+        return [line for text in out for line in _wrapped(text)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "budget": self.budget, "metrics": self.metrics(), "problems": self.problems,
+                "lines": self.lines()}
+
+
+def _wrapped(line: str, width: int = 100) -> list[str]:
+    """``line`` cut at spaces into lines of at most ``width`` columns (continuations indented)."""
+    import textwrap
+
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return textwrap.wrap(line, width=width, subsequent_indent=indent, break_on_hyphens=False)
