@@ -62,15 +62,8 @@ def polyreason(*args: str, timeout: float = 600, env: dict | None = None) -> sub
                           timeout=timeout)
 
 
-# the tests' workers ask for new flow runs every 2 s: Prefect's default, 10 s, leaves each deployment run waiting
-# 5 s on average before a process starts it (the cockpit's tests start a dozen); each poll costs the Prefect server
-# some CPU (about 4% of a core per worker polling every second, measured under load), so not every second
-WORKER_QUERY_SECONDS = "2"
-
-
 def start_worker(pool: str, project: Path, log: Path, **env: str) -> subprocess.Popen:
     handle = log.open("w")
-    env = {"PREFECT_WORKER_QUERY_SECONDS": WORKER_QUERY_SECONDS, **env}
     return subprocess.Popen([*POLYREASON, "worker", "--pool", pool, "--project-dir", str(project)], cwd=REPO,
                             env=cli_env(**env), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
 
