@@ -12,25 +12,31 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # the tests that need vLLM in their interpreter (they skip in .venv): trl's vLLM paths, the vllm backend
 VLLM_TESTS := tests/integration/test_vllm_backend.py tests/integration/test_trl_vllm_*.py
 
+# one resolve: torch 2.13.0 (pip takes the machine's CPU wheel for it) with the project and its extras; `make test`
+# asks for the cluster runners too (CLUSTER below), so a fresh machine resolves and builds the editable install
+# once. The stamp records which extras it holds
+EXTRAS ?= dev
+CLUSTER := dev,ray,dask
+
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -qq --upgrade pip
-	$(PIP) install -qq torch==2.13.0
-	$(PIP) install -qq -e ".[dev]"
-	touch $@
+	$(PIP) install -qq torch==2.13.0 -e ".[$(EXTRAS)]"
+	echo "$(EXTRAS)" > $@
 
 setup: $(VENV)/.installed
 
 # the ray and dask extras, for the tests of execution.runner ray/dask (tests/e2e/test_parallel_evaluation.py);
-# only `make test` installs them: the demo does not need them
+# only `make test` installs them: the demo does not need them. Nothing to do when .installed holds them already
 $(VENV)/.cluster-extras: $(VENV)/.installed
-	$(PIP) install -qq -e ".[dev,ray,dask]"
+	grep -qx "$(CLUSTER)" $< || $(PIP) install -qq -e ".[$(CLUSTER)]"
 	touch $@
 
 demo: setup
 	$(VENV)/bin/polyreason recipe profiles/cpu-demo.yaml
 
 # POLYREASON_REQUIRE_CLUSTER_RUNNERS: the Ray and Dask fan-out tests fail, rather than skip, without their extras
+test: EXTRAS = $(CLUSTER)
 test: setup $(VENV)/.cluster-extras
 	bash .ci/vllm-env.sh
 	POLYREASON_REQUIRE_CLUSTER_RUNNERS=1 $(PY) -m pytest -m "not gpu" --durations=20

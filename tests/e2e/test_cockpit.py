@@ -98,7 +98,8 @@ def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack
     placed = polyreason("recipe", str(stack["profiles"] / "tiny-placed.yaml"), "--project-dir", str(stack["project"]),
                         "--out", str(tmp_path / "placed.json"), env=env)
     assert placed.returncode == 0, placed.stderr[-4000:]
-    here = polyreason("recipe", str(stack["profiles"] / "tiny-placed.yaml"), "placement={}", "--project-dir",
+    # in this process, the stages whose products are compared (``polyreason sft``: the recipe up to rejection)
+    here = polyreason("sft", str(stack["profiles"] / "tiny-placed.yaml"), "placement={}", "--project-dir",
                       str(tmp_path / "in-process"), "--out", str(tmp_path / "here.json"), env=cli_env())
     assert here.returncode == 0, here.stderr[-4000:]
     a, b = (json.loads((tmp_path / name).read_text()) for name in ("placed.json", "here.json"))

@@ -122,6 +122,10 @@ def test_tau_curriculum_sums_both_ranks_like_one_process(scripted, tmp_path):
     assert one["curricula"]["pcs"]["tau"] == two["curricula"]["pcs"]["tau"] == 0.3
 
 
+# the killed SFT runs: a checkpoint every 2 steps, killed at the first, so 12 leave 10 steps to kill it in
+STEPS = 12
+
+
 def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
     from components.data.datasets import write_table
     from components.settings import SFTSettings
@@ -134,7 +138,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
 
     def job(config: Path) -> TrainingJob:
         sft = SFTSettings(model={"model": str(tiny_model_dir), "device": "cpu", "dtype": "float32"}, template="plain",
-                          max_length=64, per_device_train_batch_size=1, max_steps=30, save_steps=2,
+                          max_length=64, per_device_train_batch_size=1, max_steps=STEPS, save_steps=2,
                           save_total_limit=None, gradient_checkpointing=False, accelerate_config=str(config),
                           cpu_threads=1)
         return TrainingJob(stage="sft", sft=sft, model=str(tiny_model_dir), dataset=str(data))
@@ -153,12 +157,12 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
             time.sleep(0.05)
         kill_tree(process)
     checkpoint = last_complete_checkpoint(out / "trainer")
-    assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < 30
+    assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < STEPS
 
     run_trainer(job(two_process_config(tmp_path / "second.yaml")), out)
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert result["resumed_from"] == str(checkpoint)
-    assert (result["global_step"], result["num_processes"]) == (30, 2)
+    assert (result["global_step"], result["num_processes"]) == (STEPS, 2)
     assert (out / "adapter" / "adapter_model.safetensors").is_file()
 
 
@@ -177,7 +181,7 @@ def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
     rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
             for i, (lang, q) in enumerate(QUESTIONS)]
     sft = SFTSettings(model={"model": str(tiny_model_dir), "device": "cpu", "dtype": "float32"}, template="plain",
-                      max_length=64, per_device_train_batch_size=1, max_steps=30, save_steps=2, save_total_limit=None,
+                      max_length=64, per_device_train_batch_size=1, max_steps=STEPS, save_steps=2, save_total_limit=None,
                       gradient_checkpointing=False, accelerate_config="cpu-2", cpu_threads=1)
     out = tmp_path / "sft"
     job = TrainingJob(stage="sft", sft=sft, model=str(tiny_model_dir),
@@ -196,14 +200,14 @@ def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
     kill_tree(lead)
     kill_tree(follower)
     checkpoint = last_complete_checkpoint(out / "trainer")
-    assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < 30
+    assert not (out / "result.json").exists() and int(checkpoint.name.split("-")[1]) < STEPS
 
     lead, follower = start_nodes()
     assert lead.wait(timeout=600) == 0, (tmp_path / "nodes.log").read_text()[-4000:]
     assert follower.wait(timeout=60) == 0  # node 0's run is done: the follower ends by itself
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert result["resumed_from"] == str(checkpoint)
-    assert (result["global_step"], result["num_processes"]) == (30, 2)
+    assert (result["global_step"], result["num_processes"]) == (STEPS, 2)
     assert (out / "adapter" / "adapter_model.safetensors").is_file()
 
 

@@ -82,7 +82,7 @@ def run_deployment(api_url: str, name: str, parameters: dict, timeout: float = 6
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     with temporary_settings(updates={PREFECT_API_URL: api_url}):
-        return start(name, parameters=parameters, timeout=timeout)
+        return start(name, parameters=parameters, timeout=timeout, poll_interval=1)
 
 
 def run_tree_artifacts(api_url: str, flow_run_id) -> dict[str, list]:
