@@ -55,3 +55,19 @@ def _collect_vllm_engines(request):
     yield
     if request.node.get_closest_marker("vllm") is not None:
         gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_handlers():
+    """Put back SIGINT's and SIGTERM's handlers after each test.
+
+    A command run in-process (``cli.app.main`` in the CLI tests) installs its own interrupt handlers; left in
+    place, they outlive the test, and a later Ctrl-C no longer stops pytest (nor prints its durations).
+    """
+    import signal
+
+    saved = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for number, handler in saved.items():
+        if signal.getsignal(number) is not handler and handler is not None:
+            signal.signal(number, handler)
