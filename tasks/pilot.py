@@ -41,28 +41,18 @@ def _last(uri: str, run_id: str, key: str) -> float | None:
 
 def _projections(uri: str, run_id: str, languages: list[str], queries: dict[str, int], targets: dict[str, int],
                  translated: bool) -> list:
-    from components.planning.pilot_report import Projection, Retention
+    from components.planning.pilot_report import projection_from_counts
 
     metrics = tracking.client(uri).get_run(run_id).data.metrics
-    count = lambda key: int(metrics.get(key, 0))  # noqa: E731
-    out = []
-    for lang in languages:
-        gate = Retention(count(f"data/translation/accepted/{lang}"),
-                         count(f"data/translation/accepted/{lang}") + count(f"data/translation/rejected/{lang}"))
-        traces = Retention(count(f"data/traces/kept/{lang}"), count(f"data/traces/total/{lang}"))
-        total = queries.get(lang) or traces.total  # traces read from a file: the file's own rows
-        target = min(targets[lang], total) if targets.get(lang) else total
-        out.append(Projection(lang, traces, total, target, gate if translated else None))
-    return out
+    return [projection_from_counts(lang, metrics, queries.get(lang), targets.get(lang), translated)
+            for lang in languages]
 
 
 def _slopes(uri: str, run_id: str) -> list:
-    from components.planning.pilot_report import slope_of
+    from components.planning.pilot_report import reward_keys, slope_of
 
-    keys = sorted(k for k in tracking.client(uri).get_run(run_id).data.metrics
-                  if k.startswith("grpo/rewards/") and k.endswith("/mean"))
     out = []
-    for key in [REWARD, *keys]:
+    for key in reward_keys(list(tracking.client(uri).get_run(run_id).data.metrics), REWARD):
         points = _history(uri, run_id, key)
         slope = slope_of(key.removeprefix("grpo/"), [s for s, _ in points], [v for _, v in points])
         if slope is not None:
@@ -124,6 +114,8 @@ def measure_task(outputs: RecipeOutputs | None, uri: str, budget, full_plan, pil
 
 def _grpo(report, uri: str, run_id: str, pilot_plan, timed) -> None:
     """The reward's slopes, KL and clipped ratio, GRPO's steps and tokens per second, and its time."""
+    from components.planning.pilot_report import grpo_throughput
+
     report.slopes = _slopes(uri, run_id)
     for name, key in TRAINING_MEANS.items():
         points = _history(uri, run_id, key)
@@ -133,12 +125,8 @@ def _grpo(report, uri: str, run_id: str, pilot_plan, timed) -> None:
     runtime = _last(uri, run_id, "grpo/train/train_runtime")
     timed("grpo", [run_id], runtime)
     values = next((s.values for s in pilot_plan.stages if s.stage == "grpo"), {})
-    lengths = _history(uri, run_id, "grpo/completions/mean_length")
-    if runtime and values.get("optimizer_steps"):
-        report.throughput["grpo_steps_per_s"] = values["optimizer_steps"] / runtime
-        per_step = values.get("completions", 0) / values["optimizer_steps"]
-        if lengths and per_step:
-            report.throughput["grpo_tokens_per_s"] = sum(v for _, v in lengths) * per_step / runtime
+    lengths = [v for _, v in _history(uri, run_id, "grpo/completions/mean_length")]
+    report.throughput.update(grpo_throughput(values.get("optimizer_steps"), values.get("completions"), runtime, lengths))
 
 
 @task(name="pilot-log", cache_policy=NO_CACHE)

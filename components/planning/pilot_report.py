@@ -82,6 +82,38 @@ class Projection:
                 "or lower data.traces.per_language")
 
 
+def projection_from_counts(language: str, counts: dict[str, float], queries: int | None, target: int | None,
+                           translated: bool) -> Projection:
+    """One language's projection from the data stage's logged counts (``data/translation/accepted|rejected/<lang>``,
+    ``data/traces/kept|total/<lang>``). ``queries``: the full run's queries in the language (``None`` for traces
+    read from a file: the file's own rows, i.e. the traces' total); ``target``: ``per_language`` (``None``: every
+    query), never above the queries; the gate only where the run translates."""
+    count = lambda key: int(counts.get(f"data/{key}/{language}", 0))  # noqa: E731
+    accepted = count("translation/accepted")
+    gate = Retention(accepted, accepted + count("translation/rejected"))
+    traces = Retention(count("traces/kept"), count("traces/total"))
+    total = queries or traces.total
+    return Projection(language, traces, total, min(target, total) if target else total, gate if translated else None)
+
+
+def reward_keys(metric_names: list[str], reward: str) -> list[str]:
+    """The reward's key, then each reward function's mean (trl's ``rewards/<name>/mean``, under ``grpo/``)."""
+    return [reward, *sorted(k for k in metric_names if k.startswith("grpo/rewards/") and k.endswith("/mean"))]
+
+
+def grpo_throughput(optimizer_steps: int | None, completions: int | None, runtime_s: float | None,
+                    mean_lengths: list[float]) -> dict[str, float]:
+    """GRPO's optimizer steps and completion tokens per second of trl's ``train_runtime``: each logged step's mean
+    completion length times the completions one step trains on."""
+    if not runtime_s or not optimizer_steps:
+        return {}
+    out = {"grpo_steps_per_s": optimizer_steps / runtime_s}
+    per_step = (completions or 0) / optimizer_steps
+    if mean_lengths and per_step:
+        out["grpo_tokens_per_s"] = sum(mean_lengths) * per_step / runtime_s
+    return out
+
+
 @dataclass(frozen=True)
 class Slope:
     """An OLS slope per step with its 95% interval, over ``n`` steps."""

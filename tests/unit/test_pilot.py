@@ -109,3 +109,30 @@ def test_report_fits_the_terminal_and_its_metric_names_suit_mlflow():
     assert max(map(len, report.lines())) <= 100
     assert not any(c in key for key in report.metrics() for c in "@&")
     assert report.lines()[-1] == "verdict: go"
+
+
+def test_a_projection_reads_the_data_stages_logged_counts():
+    from components.planning.pilot_report import projection_from_counts
+
+    counts = {"data/translation/accepted/fr": 3, "data/translation/rejected/fr": 1,
+              "data/traces/kept/fr": 2, "data/traces/total/fr": 3}
+    projection = projection_from_counts("fr", counts, queries=1000, target=600, translated=True)
+    assert (projection.translation, projection.traces) == (Retention(3, 4), Retention(2, 3))
+    assert (projection.queries, projection.target) == (1000, 600)
+    assert projection_from_counts("fr", counts, queries=1000, target=600, translated=False).translation is None
+    # traces read from a file: the file's rows are the queries; a target above them is capped at them
+    from_file = projection_from_counts("fr", counts, queries=None, target=8, translated=False)
+    assert (from_file.queries, from_file.target) == (3, 3)
+    assert projection_from_counts("ja", counts, queries=None, target=None, translated=False).traces == Retention(0, 0)
+
+
+def test_grpo_throughput_by_hand():
+    from components.planning.pilot_report import grpo_throughput, reward_keys
+
+    # 5 steps in 100 s; 8 completions per step; mean lengths 30, 32, 28, 30, 30 tokens: 150 x 8 / 100 = 12 tokens/s
+    assert grpo_throughput(5, 40, 100.0, [30, 32, 28, 30, 30]) == {"grpo_steps_per_s": 0.05, "grpo_tokens_per_s": 12.0}
+    assert grpo_throughput(5, None, 100.0, [30]) == {"grpo_steps_per_s": 0.05}
+    assert grpo_throughput(None, 40, 100.0, [30]) == {} and grpo_throughput(5, 40, None, [30]) == {}
+    names = ["grpo/train/reward", "grpo/rewards/softlc/mean", "grpo/rewards/softlc/std", "grpo/rewards/acc/mean"]
+    assert reward_keys(names, "grpo/train/reward") == ["grpo/train/reward", "grpo/rewards/acc/mean",
+                                                       "grpo/rewards/softlc/mean"]
