@@ -32,7 +32,7 @@ PILOT_STAGES = ["data", "sft", "rejection", "grpo", "evaluation"]
 
 
 @flow(name="polyreason-pilot", flow_run_name=stage_run_name("pilot"))
-def pilot_flow(profile: Profile, sizes: dict[str, int] | None = None, gpu: str | None = None) -> dict:
+def pilot_flow(profile: Profile, sizes: dict[str, int | float] | None = None, gpu: str | None = None) -> dict:
     """Run the shrunk recipe and report what it measured; returns the report as a dict (``problems``: refusals)."""
     profile, project = prepared(profile)
     small, budget, full_plan, pilot_plan = pilot_profile(profile, sizes or {}, gpu)

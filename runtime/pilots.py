@@ -27,7 +27,7 @@ def stopped_by_data(error: BaseException) -> bool:
     return isinstance(error, (NothingKeptError, TraceShortfallError))
 
 
-def pilot_profile(profile: Profile, sizes: dict[str, int], gpu: str | None = None) -> tuple[Profile, Any, Any, Any]:
+def pilot_profile(profile: Profile, sizes: dict[str, int | float], gpu: str | None = None) -> tuple[Profile, Any, Any, Any]:
     """The shrunk profile, its budget, the full plan and the pilot's plan (``sizes``: ``PilotSizes``' fields)."""
     from components.planning import plan_profile
     from components.planning.estimate import DEFAULT_GPU

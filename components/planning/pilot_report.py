@@ -10,8 +10,8 @@
   per-step means (``scipy.stats.linregress``) with its 95% interval, slope ± t(0.975, n − 2) ×
   its standard error, and its level: the first step's value and the mean over the steps with
   its 95% t interval, against the reward's range (``components.rewards.ranges``). A flat slope
-  (its interval holds 0) is read by the level. At the ceiling (a mean within 5% of the range
-  below it: a stated tolerance, since with three steps the mean's interval is wide enough to
+  (its interval holds 0) is read by the level. At the ceiling (a first step's value or a mean
+  within 5% of the range below it: a stated tolerance, since with three steps the mean's interval is wide enough to
   reach the ceiling from far below it), or made of parts each either at its ceiling or flat at
   its floor with one at least at its ceiling, the reward is saturated: the pilot started where nothing is left to gain, so the
   slope measures nothing about the settings, and the verdict says so without refusing. Below
@@ -193,9 +193,10 @@ class RewardCurve:
 
     @property
     def at_ceiling(self) -> bool:
-        """The mean over the steps within ``HEADROOM_SHARE`` of the range of the ceiling: no headroom left."""
+        """The first step's value or the mean over the steps within ``HEADROOM_SHARE`` of the range of the
+        ceiling: a reward that starts there has no room to rise, whatever it does next."""
         tolerance = self._tolerance
-        return tolerance is not None and self.range.high - self.level.mean <= tolerance
+        return tolerance is not None and self.range.high - max(self.level.first, self.level.mean) <= tolerance
 
     @property
     def at_floor(self) -> bool:

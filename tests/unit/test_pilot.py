@@ -157,6 +157,11 @@ def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
     assert report.problems == [] and report.verdict == "saturated"
     text = report_text(report)
     assert "reward/language_bonus is at its ceiling 0.1" in text and "reward/accuracy stays at its floor 0" in text
+    # cpu-demo's pilot: the bonus 0.1, 0.1, 0.05: mean 0.0833 is 0.0167 below 0.1, more than 5% of 0.1 = 0.005,
+    # but it starts at 0.1: no room to rise from the first step
+    starts_at_top = curve("reward/language_bonus", [0.1, 0.1, 0.05], 0.0, 0.1)
+    assert starts_at_top.at_ceiling and PilotReport("p", [], curves=[
+        curve("train/reward", [0.1, 0.1, 0.05], 0.0, 1.1), accuracy, starts_at_top]).verdict == "saturated"
     # the bonus at half its ceiling: room the settings did not use; refused naming the keys
     half = curve("reward/language_bonus", [0.05, 0.05, 0.05], 0.0, 0.1)
     [problem] = PilotReport("p", [], curves=[total, accuracy, half]).problems
