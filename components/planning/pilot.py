@@ -147,11 +147,13 @@ class StageShare:
 
 # the unit of work of each stage in the plan's values: the first one a stage's plan has
 # (traces read from a file have none: the pilot filters the whole file, as the full run does)
+# (a generation on the transformers backend is counted in its backend calls: a call of 8 prompts costs about
+# what a call of 16 does on a CPU, so a pilot of 8 of 64 prompts measured 1 of 4 calls, not 1/8 of the work)
 UNITS = {"data": (("traces_completions", "teacher traces"),),
          "sft": (("optimizer_steps", "optimizer steps"),),
-         "rejection": (("rollouts_completions", "rollouts"),),
+         "rejection": (("rollouts_batches", "rollout batches"), ("rollouts_completions", "rollouts")),
          "grpo": (("optimizer_steps", "optimizer steps"),),
-         "evaluation": (("generation_completions", "completions"),)}
+         "evaluation": (("generation_batches", "generation batches"), ("generation_completions", "completions"))}
 
 
 def work_of(stage: str, values: dict[str, Any]) -> tuple[str, float | None]:

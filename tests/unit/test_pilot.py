@@ -64,6 +64,22 @@ def test_shares_and_the_gpu_bound():
     assert not Budget(shares, [], pilot_gpu_hours=4.9, full_gpu_hours=250.0).over_bound
 
 
+def test_a_generation_on_the_transformers_backend_is_shared_in_backend_calls():
+    from components.planning.generation_plan import backend_batches
+
+    # cpu-demo's evaluation: 3 models x 64 prompts in calls of 16 = 3 x 4 = 12 calls; the pilot's 3 x 8 prompts
+    # fill 3 x 1 calls: a quarter of the calls (not 24 / 192 = 1/8 of the completions)
+    assert backend_batches(192, 16, passes=3) == 12 and backend_batches(24, 16, passes=3) == 3
+    assert backend_batches(33, 16) == 3  # 16 + 16 + 1
+    [share] = stage_shares({"evaluation": {"generation_batches": 3, "generation_completions": 24}},
+                           {"evaluation": {"generation_batches": 12, "generation_completions": 192}})
+    assert share.share == 0.25 and share.text() == "evaluation: 3 of 12 generation batches (25%)"
+    # the measured cpu-demo pilot: 197.6 s of which 180.8 s backend: 16.8 + 4 x 180.8 = 740 s
+    assert StageTime(share, wall_s=197.6, work_s=180.8).projected_s == pytest.approx(740.0)
+    [vllm] = stage_shares({"evaluation": {"generation_completions": 24}}, {"evaluation": {"generation_completions": 192}})
+    assert vllm.share == 0.125  # a server batches continuously: its completions are the work
+
+
 def test_retention_interval_is_wilsons():
     # p = 0.5, n = 4, z = 1.959964: centre 0.5, half-width z/(1+z²/n)·sqrt(p(1-p)/n + z²/4n²)
     # = 0.999795 × sqrt(0.0625 + 0.060023) = 0.349961
