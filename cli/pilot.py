@@ -7,7 +7,8 @@ what the plan assumed: retention and projected set size per language, the reward
 per GRPO step with its 95% interval, KL and the clipped ratio, throughput, and the full
 run's time recomputed from it. It exits 2, naming the language or the keys to change,
 when a language's projected set is below ``data.traces.early_stop.min_share`` of its
-target or the reward is flat within its noise. ``--json`` prints the report as JSON.
+target or the reward is flat within its noise below its ceiling; a flat reward at its
+ceiling is reported as saturated, not refused. ``--json`` prints the report as JSON.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def pilot(
     probe: int = typer.Option(4, min=1, help="Source queries per language the data stage translates and traces "
                                              "(traces read from a file: kept per language)."),
     sft_steps: int = typer.Option(2, min=1, help="SFT optimizer steps."),
-    grpo_steps: int = typer.Option(5, min=3, help="GRPO steps the reward's slope is measured over."),
+    grpo_steps: int = typer.Option(5, min=3, help="GRPO steps the reward's slope is measured over (at most "
+                                                  "--grpo-share of the profile's steps, never fewer than 3)."),
+    grpo_share: float = typer.Option(0.1, min=0.01, max=1.0, help="The most of the profile's GRPO steps the pilot "
+                                                               "runs, where that leaves 3 steps."),
     evaluation_limit: int = typer.Option(2, min=1, help="Problems per language of each evaluation benchmark."),
     gpu: str = typer.Option("H100-80GB", help="The throughput table's GPU for the budget's bound.",
                             callback=_known_gpu),
@@ -41,7 +45,8 @@ def pilot(
 ) -> None:
     """Every stage on a small part of its work: measured yield, reward slope and throughput against the plan.
 
-    Exits 2, naming the language or the keys, when the projected data set is too small or the reward is flat."""
+    Exits 2, naming the language or the keys, when the projected data set is too small or the reward is flat
+    below its ceiling."""
     from cli.environment import configure
     from cli.preflight import check_profile
     from cli.session import run_session
@@ -54,7 +59,8 @@ def pilot(
     if settings.project_dir is None:
         settings = settings.model_copy(update={"project_dir": str(project_dir.resolve())})
     check_profile(settings, sections_for("recipe", settings), source=str(profile))
-    sizes = {"probe": probe, "sft_steps": sft_steps, "grpo_steps": grpo_steps, "evaluation_limit": evaluation_limit}
+    sizes = {"probe": probe, "sft_steps": sft_steps, "grpo_steps": grpo_steps, "evaluation_limit": evaluation_limit,
+             "grpo_share": grpo_share}
     _announce(settings, sizes, gpu, str(profile))
     from flows.pilot import pilot_flow
 

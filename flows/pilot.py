@@ -5,7 +5,8 @@ fewer source queries, SFT and GRPO steps, evaluation problems; no audit, no regi
 runs the same recipe on it (``flows.recipe.recipe_flow``: the same tasks, whose cache
 keys differ from the full run's only where the shrunk work does), then reads what the
 stages measured (``tasks.pilot.measure_task``) and reports it: each language's
-retention and projected set, the reward's slope per step with its noise, KL and the
+retention and projected set, the reward's slope per step with its noise and its level
+against its range (saturated at its ceiling, or flat below it), KL and the
 clipped ratio, the throughput here and the full run's time recomputed from it. The
 report is a MLflow run tagged as the profile's pilot (a later full run of the profile
 links to the newest one) and the Prefect artifact ``pilot-<profile>``. A data stage
@@ -23,7 +24,7 @@ from flows.recipe import recipe_flow
 from runtime import tracking
 from runtime.flow_artifacts import publish_markdown
 from runtime.flow_names import stage_run_name
-from runtime.pilots import PILOT_TAG, data_facts, markdown, pilot_profile, stopped_by_data
+from runtime.pilots import PILOT_TAG, data_facts, markdown, pilot_profile, reward_ranges, stopped_by_data
 from runtime.project import prepared
 from tasks.pilot import log_pilot_task, measure_task
 
@@ -31,7 +32,7 @@ PILOT_STAGES = ["data", "sft", "rejection", "grpo", "evaluation"]
 
 
 @flow(name="polyreason-pilot", flow_run_name=stage_run_name("pilot"))
-def pilot_flow(profile: Profile, sizes: dict[str, int] | None = None, gpu: str | None = None) -> dict:
+def pilot_flow(profile: Profile, sizes: dict[str, int | float] | None = None, gpu: str | None = None) -> dict:
     """Run the shrunk recipe and report what it measured; returns the report as a dict (``problems``: refusals)."""
     profile, project = prepared(profile)
     small, budget, full_plan, pilot_plan = pilot_profile(profile, sizes or {}, gpu)
@@ -44,7 +45,7 @@ def pilot_flow(profile: Profile, sizes: dict[str, int] | None = None, gpu: str |
         refused = [f"data: the stage stopped: {error}"]
     min_share = profile.data.traces.early_stop.min_share if profile.data else 0.5
     report = measure_task(outputs, tracking.tracking_uri(profile.tracking, project), budget, full_plan, pilot_plan,
-                          data_facts(profile, full_plan), min_share, refused)
+                          data_facts(profile, full_plan), min_share, refused, reward_ranges(profile))
     params = {**flatten(profile), "pilot.overrides": " ".join(budget.overrides)}
     with tracking.stage_run(profile.tracking, project, f"{profile.name}-pilot", stage="pilot", params=params,
                             tags={PILOT_TAG: profile.name}) as run:

@@ -27,13 +27,14 @@ def stopped_by_data(error: BaseException) -> bool:
     return isinstance(error, (NothingKeptError, TraceShortfallError))
 
 
-def pilot_profile(profile: Profile, sizes: dict[str, int], gpu: str | None = None) -> tuple[Profile, Any, Any, Any]:
+def pilot_profile(profile: Profile, sizes: dict[str, int | float], gpu: str | None = None) -> tuple[Profile, Any, Any, Any]:
     """The shrunk profile, its budget, the full plan and the pilot's plan (``sizes``: ``PilotSizes``' fields)."""
     from components.planning import plan_profile
     from components.planning.estimate import DEFAULT_GPU
     from components.planning.pilot import Budget, PilotSizes, shrinks, stage_shares
 
-    cuts = shrinks(profile, PilotSizes(**sizes))
+    pilot_sizes = PilotSizes(**sizes)
+    cuts = shrinks(profile, pilot_sizes)
     overrides = [cut.override for cut in cuts]
     data = profile.model_dump(mode="json")
     small = load_profile_dict(data, [*overrides, f"name={profile.name}{SUFFIX}"], source=f"{profile.name} (pilot)",
@@ -44,8 +45,16 @@ def pilot_profile(profile: Profile, sizes: dict[str, int], gpu: str | None = Non
     budget = Budget(shares=stage_shares(values(pilot_plan), values(full_plan)), overrides=overrides,
                     pilot_gpu_hours=total(pilot_plan), full_gpu_hours=total(full_plan),
                     notes=(["audit and registry do not run in a pilot"] if profile.audit or profile.registry else [])
+                    + _grpo_notes(profile, pilot_sizes)
                     + [f"the shrunk plan warns: {problem}" for problem in pilot_plan.problems])
     return small, budget, full_plan, pilot_plan
+
+
+def _grpo_notes(profile: Profile, sizes: Any) -> list[str]:
+    from components.planning.pilot import grpo_share_note, max_steps
+
+    note = grpo_share_note(max_steps(profile.grpo), sizes) if profile.grpo is not None else None
+    return [note] if note else []
 
 
 def trl_checked(profile: Profile) -> tuple[str, ...]:
@@ -66,6 +75,15 @@ def newest_pilot(uri: str, experiment_id: str, name: str) -> Any:
                                                                   "and attributes.status = 'FINISHED'",
                                    order_by=["attributes.start_time DESC"], max_results=1)
     return runs[0] if runs else None
+
+
+def reward_ranges(profile: Profile) -> dict:
+    """The range of each reward key the pilot reads (``components.rewards.ranges``); empty without GRPO."""
+    from components.rewards.ranges import ranges_by_key
+
+    if profile.grpo is None:
+        return {}
+    return ranges_by_key([(r.name, r.weight, r.params) for r in profile.grpo.rewards])
 
 
 def data_facts(profile: Profile, full_plan: Any) -> dict | None:

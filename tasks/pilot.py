@@ -3,7 +3,7 @@
 * ``measure_task``: from the pilot recipe's typed outputs and its stages' MLflow runs, each
   language's retention counts (``data/translation/accepted|rejected/<lang>``,
   ``data/traces/kept|total/<lang>``), the GRPO curves trl logged (the reward, each reward
-  function's mean, KL, the clipped ratio, completion lengths, ``train_runtime``), SFT's
+  function's mean and the parts of a single one, KL, the clipped ratio, completion lengths, ``train_runtime``), SFT's
   ``train_runtime``, the evaluation generations' tokens and backend seconds, and each stage
   run's wall time; assembled into ``components.planning.pilot_report.PilotReport``.
 * ``log_pilot_task``: the report as the pilot run's metrics, ``pilot.json`` and ``pilot.md``.
@@ -48,15 +48,18 @@ def _projections(uri: str, run_id: str, languages: list[str], queries: dict[str,
             for lang in languages]
 
 
-def _slopes(uri: str, run_id: str) -> list:
-    from components.planning.pilot_report import reward_keys, slope_of
+def _curves(uri: str, run_id: str, ranges: dict) -> list:
+    """Each reward key's slope and level over the logged steps, with its range where one is stated."""
+    from components.planning.pilot_report import RewardCurve, level_of, reward_keys, slope_of
 
+    parts = tuple(key for key in ranges if key.startswith("reward/"))
     out = []
-    for key in reward_keys(list(tracking.client(uri).get_run(run_id).data.metrics), REWARD):
+    for key in reward_keys(list(tracking.client(uri).get_run(run_id).data.metrics), REWARD, parts):
         points = _history(uri, run_id, key)
-        slope = slope_of(key.removeprefix("grpo/"), [s for s, _ in points], [v for _, v in points])
+        name, values = key.removeprefix("grpo/"), [v for _, v in points]
+        slope = slope_of(name, [s for s, _ in points], values)
         if slope is not None:
-            out.append(slope)
+            out.append(RewardCurve(slope, level_of(values), ranges.get(name)))
     return out
 
 
@@ -73,8 +76,9 @@ def _generation(evaluations: list[EvaluationOutputs]) -> tuple[float, float]:
 
 @task(name="pilot-measure", cache_policy=NO_CACHE)
 def measure_task(outputs: RecipeOutputs | None, uri: str, budget, full_plan, pilot_plan, data_facts: dict,
-                 min_share: float, refused: list[str]):
-    """The pilot's report from its recipe's outputs (``None``: a stage refused; ``refused`` says why)."""
+                 min_share: float, refused: list[str], reward_ranges: dict | None = None):
+    """The pilot's report from its recipe's outputs (``None``: a stage refused; ``refused`` says why);
+    ``reward_ranges``: each reward key's range (``components.rewards.ranges.ranges_by_key``)."""
     from components.planning.pilot_report import PilotReport, StageTime
 
     report = PilotReport(profile=full_plan.profile, budget=budget.lines(), min_share=min_share, refused=refused)
@@ -103,7 +107,7 @@ def measure_task(outputs: RecipeOutputs | None, uri: str, budget, full_plan, pil
     if outputs.rl is not None:
         timed("rejection", [outputs.rl.run_id], None)
     if outputs.grpo is not None:
-        _grpo(report, uri, outputs.grpo.run_id, pilot_plan, timed)
+        _grpo(report, uri, outputs.grpo.run_id, pilot_plan, timed, reward_ranges or {})
     if outputs.evaluations:
         tokens, seconds = _generation(outputs.evaluations)
         timed("evaluation", [e.run_id for e in outputs.evaluations], seconds or None)
@@ -112,11 +116,11 @@ def measure_task(outputs: RecipeOutputs | None, uri: str, budget, full_plan, pil
     return report
 
 
-def _grpo(report, uri: str, run_id: str, pilot_plan, timed) -> None:
-    """The reward's slopes, KL and clipped ratio, GRPO's steps and tokens per second, and its time."""
+def _grpo(report, uri: str, run_id: str, pilot_plan, timed, ranges: dict) -> None:
+    """The reward's slopes and levels, KL and clipped ratio, GRPO's steps and tokens per second, and its time."""
     from components.planning.pilot_report import grpo_throughput
 
-    report.slopes = _slopes(uri, run_id)
+    report.curves = _curves(uri, run_id, ranges)
     for name, key in TRAINING_MEANS.items():
         points = _history(uri, run_id, key)
         if points:
@@ -135,5 +139,5 @@ def log_pilot_task(run: RunRef, report, recipe_run: str | None) -> None:
     tracking.log_metrics(run, report.metrics())
     tracking.log_dict(run, report.as_dict(), "pilot.json")
     tracking.log_text(run, "\n".join(report.lines()) + "\n", "pilot.md")
-    tracking.set_tags(run, {"polyreason.pilot.verdict": "refused" if report.problems else "go",
+    tracking.set_tags(run, {"polyreason.pilot.verdict": report.verdict,
                             **({"polyreason.pilot.recipe_run": recipe_run} if recipe_run else {})})

@@ -27,12 +27,16 @@ def generate(stage: StagePlan, profile: Any, gpu: str, label: str, keys: tuple[s
 
 
 def generation_cost(stage: StagePlan, profile: Any, gpu: str, label: str, keys: tuple[str, str], model: Any,
-                    sampling: Any, completions: int | None, context: bool = True) -> list[Problem]:
-    """A generation's context check (``keys``: the model's and the sampling's), memory and estimate."""
+                    sampling: Any, completions: int | None, context: bool = True, passes: int = 1) -> list[Problem]:
+    """A generation's context check (``keys``: the model's and the sampling's), memory and estimate.
+
+    ``passes``: the separate generations the completions are split over (one per evaluated model)."""
     facts = facts_of(model, profile.project_dir)
     tokens = None if completions is None else completions * sampling.max_new_tokens
     stage.values.update({f"{label or 'generation'}_completions": completions,
                          f"{label or 'generation'}_tokens": tokens})
+    if model.backend == "transformers" and completions is not None:
+        stage.values[f"{label or 'generation'}_batches"] = backend_batches(completions, sampling.batch_size, passes)
     lines, problems = context_lines(stage.stage, keys[0], model, sampling.max_new_tokens, facts,
                                     f"{keys[1]}.max_new_tokens")
     if context:
@@ -46,6 +50,18 @@ def generation_cost(stage: StagePlan, profile: Any, gpu: str, label: str, keys: 
         if not stage.memory:
             stage.memory = memory_lines(facts, dtype_of(model), gpu, share, model.max_model_len, bound)
     return problems
+
+
+def backend_batches(completions: int, batch_size: int, passes: int = 1) -> int:
+    """The transformers backend's calls: each pass's completions in batches of ``batch_size``, the last one short.
+    On a CPU a call's time grows far less than its batch (one decoding step per token for the whole batch), so a
+    pilot's share of a generation is its share of these calls, not of the completions.
+
+    >>> backend_batches(192, 16, passes=3), backend_batches(24, 16, passes=3), backend_batches(0, 16)
+    (12, 3, 0)
+    """
+    per_pass = -(-completions // max(passes, 1))
+    return max(passes, 1) * -(-per_pass // max(batch_size, 1)) if completions else 0
 
 
 def runs_on(model: Any) -> str:
@@ -137,7 +153,7 @@ def evaluation_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
                   **{f"{bench.name}_rows": rows.count})
         problems += generation_cost(stage, profile, gpu, "" if index == 0 else bench.name,
                                     ("evaluation.model", "evaluation.sampling"), model, sampling, completions,
-                                    context=index == 0)
+                                    context=index == 0, passes=len(models))
     scoring = evaluation.scoring
     problems += think_block_problems(profile)
     stage.add("scoring", f"{scoring.verifier} verifier, {scoring.extraction} extraction, headline {scoring.headline}, "

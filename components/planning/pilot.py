@@ -4,9 +4,12 @@ The pilot runs the same flows and tasks as the full run, on the same hardware, w
 overrides that only cut the amount of work: the data stage translates and traces the
 first ``probe`` source queries (a generated set) or caps the kept set at ``probe`` per
 language (traces read from a file, whose filter still sees every row); SFT stops after
-``sft_steps`` optimizer steps, GRPO after ``grpo_steps`` (every other setting as the
-profile gives it, so the reward's slope is measured at its learning rate, LoRA and
-rewards; trl's scheduler runs its warm-up and decay over the shorter run); each
+``sft_steps`` optimizer steps, GRPO after ``grpo_steps`` but at most ``grpo_share`` of the
+profile's steps, and never fewer than three, the fewest a slope's interval can be
+computed from (every other setting as the profile gives it, so the reward's slope is
+measured at its learning rate, LoRA and rewards; trl's scheduler runs its warm-up and
+decay over the shorter run). On a short profile three steps are more than the share,
+and the budget says so: a pilot that runs most of a stage is not a small sample of it. Each
 evaluation benchmark keeps its first ``evaluation_limit`` problems per language; the
 audit and the registry do not run. The shrunk work gives the tasks other inputs, so
 their cache keys differ from the full run's exactly where the work does.
@@ -19,10 +22,13 @@ sizes a trial run of a training recipe.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_GPU_SHARE = 0.02  # the pilot's planned GPU-hours stay under 2% of the full run's upper end
+GRPO_SHARE = 0.10  # the pilot's GRPO steps stay within 10% of the profile's, where that leaves three
+MIN_GRPO_STEPS = 3  # a slope's 95% interval needs one degree of freedom: three points
 
 
 @dataclass(frozen=True)
@@ -33,12 +39,38 @@ class PilotSizes:
     sft_steps: int = 2
     grpo_steps: int = 5  # at least 3: the slope's interval needs one degree of freedom
     evaluation_limit: int = 2  # problems per language and benchmark
+    grpo_share: float = GRPO_SHARE  # the most of the profile's GRPO steps the pilot runs (above 3 steps)
 
     def __post_init__(self) -> None:
         if min(self.probe, self.sft_steps, self.evaluation_limit) < 1:
             raise ValueError("pilot sizes must be at least 1 (--probe, --sft-steps, --evaluation-limit)")
-        if self.grpo_steps < 3:
+        if self.grpo_steps < MIN_GRPO_STEPS:
             raise ValueError("--grpo-steps must be at least 3: a slope's interval needs three points")
+        if not 0 < self.grpo_share <= 1:
+            raise ValueError("--grpo-share must be in (0, 1]")
+
+
+def pilot_grpo_steps(profile_steps: int | None, sizes: PilotSizes) -> int:
+    """The GRPO steps a pilot runs: ``sizes.grpo_steps``, at most ``grpo_share`` of ``profile_steps`` (rounded
+    down), never fewer than three. A profile without a step count (epochs) gets ``grpo_steps``.
+
+    >>> pilot_grpo_steps(800, PilotSizes()), pilot_grpo_steps(40, PilotSizes()), pilot_grpo_steps(6, PilotSizes())
+    (5, 4, 3)
+    """
+    if profile_steps is None:
+        return sizes.grpo_steps
+    share = math.floor(sizes.grpo_share * profile_steps + 1e-9)  # 0.29 x 100 is 28.999...: the share is 29
+    return max(MIN_GRPO_STEPS, min(sizes.grpo_steps, share))
+
+
+def grpo_share_note(profile_steps: int | None, sizes: PilotSizes) -> str | None:
+    """The budget's line when the three steps a slope needs are more than ``grpo_share`` of the profile's."""
+    if profile_steps is None or MIN_GRPO_STEPS <= sizes.grpo_share * profile_steps + 1e-9:
+        return None
+    steps = min(MIN_GRPO_STEPS, profile_steps)
+    return (f"grpo: {steps} of the profile's {profile_steps} steps ({steps / profile_steps:.0%}), above the "
+            f"{sizes.grpo_share:.0%} share a pilot aims at: a slope's interval needs {MIN_GRPO_STEPS} points, so "
+            "the pilot runs this much of the stage, not a small sample of it")
 
 
 @dataclass(frozen=True)
@@ -68,16 +100,18 @@ def shrinks(profile: Any, sizes: PilotSizes) -> list[Shrink]:
     elif data is not None:
         out += _smaller("data.source.limit", "data", sizes.probe, data.source.limit)
     if profile.sft is not None:
-        out += _smaller("sft.max_steps", "sft", sizes.sft_steps, _max_steps(profile.sft))
+        out += _smaller("sft.max_steps", "sft", sizes.sft_steps, max_steps(profile.sft))
     if profile.grpo is not None:
-        out += _smaller("grpo.max_steps", "grpo", sizes.grpo_steps, _max_steps(profile.grpo))
+        steps = max_steps(profile.grpo)
+        out += _smaller("grpo.max_steps", "grpo", pilot_grpo_steps(steps, sizes), steps)
     for index, benchmark in enumerate(profile.evaluation.benchmarks if profile.evaluation else []):
         out += _smaller(f"evaluation.benchmarks.{index}.limit", "evaluation", sizes.evaluation_limit,
                         benchmark.limit)
     return out
 
 
-def _max_steps(section: Any) -> int | None:
+def max_steps(section: Any) -> int | None:
+    """A trainer section's ``max_steps``; ``None`` when it trains by epochs (``-1``, trl's default)."""
     steps = getattr(section, "max_steps", -1)
     return None if steps is None or steps < 0 else steps
 
@@ -113,11 +147,13 @@ class StageShare:
 
 # the unit of work of each stage in the plan's values: the first one a stage's plan has
 # (traces read from a file have none: the pilot filters the whole file, as the full run does)
+# (a generation on the transformers backend is counted in its backend calls: a call of 8 prompts costs about
+# what a call of 16 does on a CPU, so a pilot of 8 of 64 prompts measured 1 of 4 calls, not 1/8 of the work)
 UNITS = {"data": (("traces_completions", "teacher traces"),),
          "sft": (("optimizer_steps", "optimizer steps"),),
-         "rejection": (("rollouts_completions", "rollouts"),),
+         "rejection": (("rollouts_batches", "rollout batches"), ("rollouts_completions", "rollouts")),
          "grpo": (("optimizer_steps", "optimizer steps"),),
-         "evaluation": (("generation_completions", "completions"),)}
+         "evaluation": (("generation_batches", "generation batches"), ("generation_completions", "completions"))}
 
 
 def work_of(stage: str, values: dict[str, Any]) -> tuple[str, float | None]:

@@ -8,8 +8,15 @@
   stage's own probe refuses it (``components.data.trace_yield``).
 * The reward's slope per GRPO step: an ordinary least-squares line through the logged
   per-step means (``scipy.stats.linregress``) with its 95% interval, slope ± t(0.975, n − 2) ×
-  its standard error. A slope whose interval holds 0 is flat within its noise: the run would
-  spend its steps without a measurable signal, and the keys that change that are named.
+  its standard error, and its level: the first step's value and the mean over the steps with
+  its 95% t interval, against the reward's range (``components.rewards.ranges``). A flat slope
+  (its interval holds 0) is read by the level. At the ceiling (a first step's value or a mean
+  within 5% of the range below it: a stated tolerance, since with three steps the mean's interval is wide enough to
+  reach the ceiling from far below it), or made of parts each either at its ceiling or flat at
+  its floor with one at least at its ceiling, the reward is saturated: the pilot started where nothing is left to gain, so the
+  slope measures nothing about the settings, and the verdict says so without refusing. Below
+  the ceiling, or with an unknown ceiling, a flat reward is one the run would spend its steps
+  on without a measurable signal: refused, naming the keys that change that.
 * Time: each stage's measured wall time split into its fixed part (process start, model
   loading) and its work (trl's ``train_runtime``, the generation backend's seconds), the work
   scaled by the full run's share (``components.planning.pilot.StageShare``), next to the
@@ -25,6 +32,9 @@ from typing import Any
 
 from components.metrics.intervals import wilson
 from components.planning.pilot import StageShare
+from components.rewards.ranges import TOTAL, RewardRange
+
+HEADROOM_SHARE = 0.05  # a mean within 5% of its range of an end is at that end (0.105 of [0, 1.1] at 1.1)
 
 
 @dataclass(frozen=True)
@@ -96,9 +106,11 @@ def projection_from_counts(language: str, counts: dict[str, float], queries: int
     return Projection(language, traces, total, min(target, total) if target else total, gate if translated else None)
 
 
-def reward_keys(metric_names: list[str], reward: str) -> list[str]:
-    """The reward's key, then each reward function's mean (trl's ``rewards/<name>/mean``, under ``grpo/``)."""
-    return [reward, *sorted(k for k in metric_names if k.startswith("grpo/rewards/") and k.endswith("/mean"))]
+def reward_keys(metric_names: list[str], reward: str, parts: tuple[str, ...] = ()) -> list[str]:
+    """The reward's key, then each reward function's mean (trl's ``rewards/<name>/mean``, under ``grpo/``), then
+    the logged ``parts`` (``reward/<part>``, under ``grpo/``) that are among the metrics."""
+    means = sorted(k for k in metric_names if k.startswith("grpo/rewards/") and k.endswith("/mean"))
+    return [reward, *means, *(f"grpo/{part}" for part in parts if f"grpo/{part}" in metric_names)]
 
 
 def grpo_throughput(optimizer_steps: int | None, completions: int | None, runtime_s: float | None,
@@ -130,6 +142,96 @@ class Slope:
 
     def text(self) -> str:
         return f"{self.slope:+.4f}/step [{self.low:+.4f}, {self.high:+.4f}] (n={self.n})"
+
+
+@dataclass(frozen=True)
+class Level:
+    """A reward's level over the pilot's steps: its first value, and the mean with its 95% t interval."""
+
+    first: float
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    def text(self) -> str:
+        return f"from {self.first:.3g}, mean {self.mean:.3g} [{self.low:.3g}, {self.high:.3g}]"
+
+
+def level_of(values: list[float]) -> Level | None:
+    """The first value and the mean ± t(0.975, n − 1) × its standard error (``None`` without values).
+
+    >>> level_of([0.1, 0.3, 0.2]).text()
+    'from 0.1, mean 0.2 [-0.0484, 0.448]'
+    """
+    from scipy.stats import sem, t
+
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    half = 0.0 if len(values) < 2 or len(set(values)) == 1 else float(t.ppf(0.975, len(values) - 1) * sem(values))
+    return Level(values[0], mean, mean - half, mean + half, len(values))
+
+
+@dataclass(frozen=True)
+class RewardCurve:
+    """One reward key over the pilot's steps: its slope, its level and its range (``None``: not stated)."""
+
+    slope: Slope
+    level: Level
+    range: RewardRange | None = None
+
+    @property
+    def name(self) -> str:
+        return self.slope.name
+
+    @property
+    def _tolerance(self) -> float | None:
+        if self.range is None or self.range.low is None or self.range.high is None:
+            return None
+        return HEADROOM_SHARE * (self.range.high - self.range.low)
+
+    @property
+    def at_ceiling(self) -> bool:
+        """The first step's value or the mean over the steps within ``HEADROOM_SHARE`` of the range of the
+        ceiling: a reward that starts there has no room to rise, whatever it does next."""
+        tolerance = self._tolerance
+        return tolerance is not None and self.range.high - max(self.level.first, self.level.mean) <= tolerance
+
+    @property
+    def at_floor(self) -> bool:
+        tolerance = self._tolerance
+        return tolerance is not None and self.level.mean - self.range.low <= tolerance
+
+    def text(self) -> str:
+        state = ("  at its ceiling" if self.at_ceiling else "  at its floor" if self.at_floor else "") \
+            if self.slope.flat else ""
+        ends = self.range.text() if self.range else "[unknown, unknown]"
+        return f"{self.name}: {self.slope.text()}, {self.level.text()} of {ends}{'  flat' if self.slope.flat else ''}" \
+            f"{state}"
+
+
+def reward_verdict(curves: list[RewardCurve]) -> tuple[str, str]:
+    """``("moving" | "saturated" | "flat", why)`` for the total reward (``curves[0]``), its parts read from the
+    curves named ``reward/<part>``."""
+    if not curves or not curves[0].slope.flat:
+        return "moving", ""
+    total, parts = curves[0], [c for c in curves[1:] if c.name.startswith("reward/")]
+    ceiling = total.range.high if total.range else None
+    if total.at_ceiling:
+        return "saturated", (f"{total.name} starts at {total.level.first:.3g} and stays at its ceiling "
+                             f"{ceiling:g} ({total.level.text()}): no headroom, so the slope measures "
+                             "nothing about the settings")
+    top = [p for p in parts if p.at_ceiling]
+    if top and all(p.at_ceiling or (p.at_floor and p.slope.flat) for p in parts):
+        stuck = [p for p in parts if not p.at_ceiling]
+        floors = "; " + ", ".join(f"{p.name} stays at its floor {p.range.low:g}" for p in stuck) if stuck else ""
+        return "saturated", (f"{total.name} is flat at {total.level.mean:.3g} of its ceiling {ceiling:g} because "
+                             + ", ".join(f"{p.name} is at its ceiling {p.range.high:g} from {p.level.first:.3g}"
+                                         for p in top) + floors + ": no headroom the settings could use")
+    where = "its ceiling is unknown" if ceiling is None else f"below its ceiling {ceiling:g}"
+    note = f" ({total.range.note})" if total.range and total.range.note else ""
+    return "flat", f"{total.name} {total.slope.text()}, {total.level.text()}, {where}{note}"
 
 
 def slope_of(name: str, steps: list[float], values: list[float]) -> Slope | None:
@@ -209,7 +311,7 @@ class PilotReport:
     profile: str
     budget: list[str]
     projections: list[Projection] = field(default_factory=list)
-    slopes: list[Slope] = field(default_factory=list)  # the total reward first, then each component
+    curves: list[RewardCurve] = field(default_factory=list)  # the total reward first, then each function, parts
     training: dict[str, float] = field(default_factory=dict)  # KL, clip ratio ... (means over the pilot's steps)
     throughput: dict[str, float] = field(default_factory=dict)
     times: list[StageTime] = field(default_factory=list)
@@ -220,11 +322,19 @@ class PilotReport:
     def problems(self) -> list[str]:
         found = list(self.refused)
         found += [p.problem(self.min_share) for p in self.projections if p.short_of(self.min_share)]
-        reward = self.slopes[0] if self.slopes else None
-        if reward is not None and reward.flat:
-            found.append(f"grpo: the reward is flat within its noise: {reward.text()}; change grpo.learning_rate, "
-                         "grpo.lora or grpo.rewards (or measure more steps: --grpo-steps)")
+        verdict, why = reward_verdict(self.curves)
+        if verdict == "flat":
+            keys = ", ".join(c.name for c in self.curves)
+            found.append(f"grpo: the reward is flat within its noise: {why}; reward keys {keys}; change "
+                         "grpo.learning_rate, grpo.lora or grpo.rewards (or measure more steps: --grpo-steps)")
         return found
+
+    @property
+    def verdict(self) -> str:
+        """``refused`` (a problem), ``saturated`` (the reward has no headroom: not measured, not refused) or ``go``."""
+        if self.problems:
+            return "refused"
+        return "saturated" if reward_verdict(self.curves)[0] == "saturated" else "go"
 
     @property
     def projected_total_s(self) -> float | None:
@@ -245,10 +355,16 @@ class PilotReport:
             out.update({f"pilot/projected/size/{p.language}": float(p.size), f"pilot/projected/low/{p.language}":
                         float(low), f"pilot/projected/high/{p.language}": float(high),
                         f"pilot/projected/target/{p.language}": float(p.target)})
-        for s in self.slopes:
-            key = s.name.replace("/", "_")
+        for c in self.curves:
+            s, key = c.slope, c.name.replace("/", "_")
             out.update({f"pilot/slope/{key}": s.slope, f"pilot/slope_low/{key}": s.low,
-                        f"pilot/slope_high/{key}": s.high, f"pilot/slope_n/{key}": float(s.n)})
+                        f"pilot/slope_high/{key}": s.high, f"pilot/slope_n/{key}": float(s.n),
+                        f"pilot/level/{key}": c.level.mean, f"pilot/level_low/{key}": c.level.low,
+                        f"pilot/level_high/{key}": c.level.high, f"pilot/level_first/{key}": c.level.first})
+            if c.range is not None and c.range.high is not None:
+                out[f"pilot/ceiling/{key}"] = c.range.high
+        if self.curves:
+            out["pilot/reward_saturated"] = float(reward_verdict(self.curves)[0] == "saturated")
         out.update({f"pilot/training/{k}": v for k, v in self.training.items()})
         out.update({f"pilot/throughput/{k}": v for k, v in self.throughput.items()})
         for t in self.times:
@@ -269,9 +385,9 @@ class PilotReport:
                 out.append(f"  {p.language}: {gate}traces {p.traces.text()}")
                 low, high = p.interval
                 out.append(f"      -> {p.size:,} [{low:,}, {high:,}] of {p.queries:,} queries, target {p.target:,}")
-        if self.slopes:
-            out.append("GRPO reward slope (OLS over the pilot's steps, 95% interval):")
-            out += [f"  {s.name}: {s.text()}{'  flat' if s.flat else ''}" for s in self.slopes]
+        if self.curves:
+            out.append("GRPO reward (OLS slope over the pilot's steps, its level; 95% intervals; of its range):")
+            out += [f"  {c.text()}" for c in self.curves]
         if self.training:
             out.append("  " + ", ".join(f"{k} {v:.4g}" for k, v in self.training.items()))
         if self.throughput:
@@ -282,12 +398,18 @@ class PilotReport:
             if self.projected_total_s is not None:
                 out.append(f"  total: full run {duration(self.projected_total_s)} projected")
         problems = self.problems
-        out += ["refused:", *[f"  - {p}" for p in problems]] if problems else ["verdict: go"]
+        verdict, why = reward_verdict(self.curves)
+        if problems:
+            out += ["refused:", *[f"  - {p}" for p in problems]]
+        elif verdict == "saturated":
+            out += ["verdict: saturated (not refused; the reward's slope is not measured here)", f"  - grpo: {why}"]
+        else:
+            out.append("verdict: go")
         return [line for text in out for line in _wrapped(text)]
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "budget": self.budget, "metrics": self.metrics(), "problems": self.problems,
-                "lines": self.lines()}
+                "verdict": self.verdict, "lines": self.lines()}
 
 
 def _wrapped(line: str, width: int = 100) -> list[str]:

@@ -9,7 +9,10 @@ import pytest
 
 from components.config import load_profile
 from components.planning.pilot import Budget, PilotSizes, StageShare, shrinks, stage_shares
-from components.planning.pilot_report import PilotReport, Projection, Retention, Slope, StageTime, slope_of
+from components.planning.pilot_report import (
+    PilotReport, Projection, RewardCurve, Retention, Slope, StageTime, level_of, slope_of,
+)  # fmt: skip
+from components.rewards.ranges import RewardRange
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,10 +22,29 @@ def overrides_of(profile: str, sizes: PilotSizes = PilotSizes()) -> list[str]:
 
 
 def test_the_overrides_cut_only_the_amount_of_work():
-    assert overrides_of("cpu-demo") == ["data.traces.per_language=4", "sft.max_steps=2", "grpo.max_steps=5",
-                                        "evaluation.benchmarks.0.limit=2"]  # traces from a file: capped, all filtered
+    # traces from a file: capped, all filtered; GRPO: 10% of 6 steps is 0.6, so the 3 a slope needs
+    assert overrides_of("cpu-demo") == ["data.traces.per_language=4", "sft.max_steps=2", "grpo.max_steps=3",
+                                        "evaluation.benchmarks.0.limit=2"]
     assert overrides_of("cpu-data-sft") == ["data.source.limit=4", "sft.max_steps=2"]  # generated: fewer queries
     assert overrides_of("cpu-lcrl") == ["evaluation.benchmarks.0.limit=2"]  # 3 GRPO steps: already within 5
+
+
+def test_the_pilots_grpo_steps_are_a_share_of_the_profiles_and_at_least_three():
+    from components.planning.pilot import grpo_share_note, pilot_grpo_steps
+
+    sizes = PilotSizes()  # 5 steps asked, at most 10% of the profile's
+    assert pilot_grpo_steps(800, sizes) == 5  # 10% of 800 = 80: the 5 asked
+    assert pilot_grpo_steps(40, sizes) == 4  # 10% of 40 = 4
+    assert pilot_grpo_steps(35, sizes) == 3  # 10% of 35 = 3.5, rounded down: 3
+    assert pilot_grpo_steps(6, sizes) == 3  # 10% of 6 = 0.6: the minimum of 3
+    assert pilot_grpo_steps(100, PilotSizes(grpo_steps=40, grpo_share=0.29)) == 29  # 0.29 x 100, not 28.999...
+    assert pilot_grpo_steps(None, sizes) == 5  # epochs: no step count to take a share of
+    assert grpo_share_note(30, sizes) is None and grpo_share_note(800, sizes) is None  # 3 steps = 10% of 30
+    note = grpo_share_note(6, sizes)  # 3 of 6 = 50%
+    assert note.startswith("grpo: 3 of the profile's 6 steps (50%), above the 10% share")
+    assert grpo_share_note(3, sizes).startswith("grpo: 3 of the profile's 3 steps (100%)")  # cpu-lcrl: all of it
+    with pytest.raises(ValueError, match="--grpo-share"):
+        PilotSizes(grpo_share=0.0)
 
 
 def test_sizes_too_small_to_measure_are_refused():
@@ -40,6 +62,22 @@ def test_shares_and_the_gpu_bound():
     budget = Budget(shares, [], pilot_gpu_hours=6.0, full_gpu_hours=250.0)  # bound: 2% of 250 = 5 GPU-hours
     assert budget.bound == pytest.approx(5.0) and budget.over_bound
     assert not Budget(shares, [], pilot_gpu_hours=4.9, full_gpu_hours=250.0).over_bound
+
+
+def test_a_generation_on_the_transformers_backend_is_shared_in_backend_calls():
+    from components.planning.generation_plan import backend_batches
+
+    # cpu-demo's evaluation: 3 models x 64 prompts in calls of 16 = 3 x 4 = 12 calls; the pilot's 3 x 8 prompts
+    # fill 3 x 1 calls: a quarter of the calls (not 24 / 192 = 1/8 of the completions)
+    assert backend_batches(192, 16, passes=3) == 12 and backend_batches(24, 16, passes=3) == 3
+    assert backend_batches(33, 16) == 3  # 16 + 16 + 1
+    [share] = stage_shares({"evaluation": {"generation_batches": 3, "generation_completions": 24}},
+                           {"evaluation": {"generation_batches": 12, "generation_completions": 192}})
+    assert share.share == 0.25 and share.text() == "evaluation: 3 of 12 generation batches (25%)"
+    # the measured cpu-demo pilot: 197.6 s of which 180.8 s backend: 16.8 + 4 x 180.8 = 740 s
+    assert StageTime(share, wall_s=197.6, work_s=180.8).projected_s == pytest.approx(740.0)
+    [vllm] = stage_shares({"evaluation": {"generation_completions": 24}}, {"evaluation": {"generation_completions": 192}})
+    assert vllm.share == 0.125  # a server batches continuously: its completions are the work
 
 
 def test_retention_interval_is_wilsons():
@@ -78,11 +116,92 @@ def test_slope_and_its_interval_against_a_hand_fit():
     assert slope_of("reward", [1, 2, 3], [0.2, 0.2, 0.2]).flat  # a constant reward moves nothing
 
 
-def test_a_flat_reward_is_refused_naming_the_keys():
-    report = PilotReport("p", [], slopes=[Slope("train/reward", 5, 0.01, -0.02, 0.04)])
+def curve(name: str, values: list[float], low: float | None, high: float | None) -> RewardCurve:
+    """A reward key over steps 1..n with the range [low, high] (``None``: unknown)."""
+    return RewardCurve(slope_of(name, list(range(1, len(values) + 1)), values), level_of(values),
+                       RewardRange(low, high))
+
+
+def test_each_rewards_range_is_read_off_its_definition():
+    from components.rewards.ranges import ranges_by_key, reward_range
+
+    ends = lambda name, params=None: (reward_range(name, params).low, reward_range(name, params).high)  # noqa: E731
+    assert ends("accuracy") == (0.0, 1.0) and ends("lcrl") == (0.0, 1.0)  # 1(answer = gold); max(0, recall + penalty)
+    assert ends("softlc", {"bonus": 0.1}) == (0.0, 1.1)  # r_acc + 0.1 · match: 0, 0.1, 1 or 1.1
+    assert ends("softlc", {"bonus": -0.2}) == (-0.2, 1.0)  # a penalty: 1 - 0.2 < 1
+    assert ends("pcs") == (0.0, 1.1) and ends("pcs", {"slc_reward": "continuous"}) == (0.0, 1.1)  # 1 + 0.1 · SLC ≤ 1.1
+    assert ends("mthinker") == (-1.0, 1.0)  # R_lc ∈ {−1, 0} + R_acc; no judge: no R_cta
+    assert ends("mthinker", {"judge": {"model": "m"}}) == (-1.0, 2.0)  # + a judge's score ≤ 1
+    assert ends("adamame")[1] is None and "φ(t)" in reward_range("adamame").note  # its ceiling moves with the step
+    # trl's total is the weighted sum: 1 × [0, 1] + 0.5 × [0, 1.1] = [0, 1.55]; a negative weight swaps the ends
+    total = ranges_by_key([("accuracy", 1.0, {}), ("softlc", 0.5, {})])["train/reward"]
+    assert (total.low, total.high) == pytest.approx((0.0, 1.55))
+    assert ranges_by_key([("accuracy", -2.0, {})])["train/reward"].text() == "[-2, 0]"
+    assert set(ranges_by_key([("softlc", 1.0, {"bonus": 0.1})])) == {
+        "train/reward", "rewards/softlc/mean", "reward/accuracy", "reward/language_bonus"}  # one function: its parts
+
+
+def test_a_rewards_level_is_its_mean_with_a_t_interval():
+    # 0.1 0.3 0.2: mean 0.2, s = 0.1, se = 0.1 / sqrt(3) = 0.0577350, t(0.975, 2) = 4.302653: half 0.2484138
+    level = level_of([0.1, 0.3, 0.2])
+    assert (level.first, level.mean, level.low, level.high) == pytest.approx((0.1, 0.2, -0.0484138, 0.4484138))
+    assert level_of([0.1, 0.1, 0.1]).low == level_of([0.1, 0.1, 0.1]).high == pytest.approx(0.1)
+
+
+def test_a_flat_reward_at_its_ceiling_is_saturated_not_refused():
+    at_top = curve("train/reward", [1.1, 1.1, 1.1], 0.0, 1.1)
+    report = PilotReport("p", [], curves=[at_top])
+    assert report.problems == [] and report.verdict == "saturated"
+    assert "starts at 1.1" in report_text(report) and "ceiling 1.1" in report_text(report)
+    # 1.1 1.0 1.1 1.1 1.0: slope -0.1 / 10 = -0.01, flat; mean 1.06, s = sqrt(0.012 / 4) = 0.0547723,
+    # se 0.0244949, t(0.975, 4) = 2.776445: [0.9920, 1.1280]; headroom 1.1 - 1.06 = 0.04, within 5% of 1.1 = 0.055
+    noisy = curve("train/reward", [1.1, 1.0, 1.1, 1.1, 1.0], 0.0, 1.1)
+    assert noisy.slope.flat and noisy.level.high == pytest.approx(1.1280087) and noisy.at_ceiling
+    assert PilotReport("p", [], curves=[noisy]).verdict == "saturated"
+    # 0.8 1.1 0.5: mean 0.8, its interval [0.055, 1.545] reaches 1.1, but the headroom 0.3 is more than 0.055
+    wide = curve("train/reward", [0.8, 1.1, 0.5], 0.0, 1.1)
+    assert wide.level.high > 1.1 and not wide.at_ceiling and PilotReport("p", [], curves=[wide]).verdict == "refused"
+
+
+def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
+    # SoftLC = accuracy + language bonus: the bonus at its ceiling 0.1, accuracy at its floor 0: the total
+    # 0.1 is far below its ceiling 1.1, but no part has headroom GRPO's groups could use
+    total = curve("train/reward", [0.1, 0.1, 0.1], 0.0, 1.1)
+    accuracy, bonus = curve("reward/accuracy", [0.0, 0.0, 0.0], 0.0, 1.0), curve(
+        "reward/language_bonus", [0.1, 0.1, 0.1], 0.0, 0.1)
+    report = PilotReport("p", [], curves=[total, accuracy, bonus])
+    assert report.problems == [] and report.verdict == "saturated"
+    text = report_text(report)
+    assert "reward/language_bonus is at its ceiling 0.1" in text and "reward/accuracy stays at its floor 0" in text
+    # cpu-demo's pilot: the bonus 0.1, 0.1, 0.05: mean 0.0833 is 0.0167 below 0.1, more than 5% of 0.1 = 0.005,
+    # but it starts at 0.1: no room to rise from the first step
+    starts_at_top = curve("reward/language_bonus", [0.1, 0.1, 0.05], 0.0, 0.1)
+    assert starts_at_top.at_ceiling and PilotReport("p", [], curves=[
+        curve("train/reward", [0.1, 0.1, 0.05], 0.0, 1.1), accuracy, starts_at_top]).verdict == "saturated"
+    # the bonus at half its ceiling: room the settings did not use; refused naming the keys
+    half = curve("reward/language_bonus", [0.05, 0.05, 0.05], 0.0, 0.1)
+    [problem] = PilotReport("p", [], curves=[total, accuracy, half]).problems
+    assert "below its ceiling 1.1" in problem and "reward/language_bonus" in problem
+
+
+def test_a_flat_reward_below_its_ceiling_is_refused_naming_the_keys():
+    # 0.1 0.3 0.2: slope 0.1 / 2 = 0.05, SSE 0.015, se sqrt(0.0075) = 0.0866, t(0.975, 1) = 12.706: [-1.05, 1.15],
+    # flat; level [-0.048, 0.448], below 1
+    flat = curve("train/reward", [0.1, 0.3, 0.2], 0.0, 1.0)
+    report = PilotReport("p", [], curves=[flat, curve("rewards/accuracy/mean", [0.1, 0.3, 0.2], 0.0, 1.0)])
     [problem] = report.problems
-    assert all(key in problem for key in ("grpo.learning_rate", "grpo.lora", "grpo.rewards"))
-    assert PilotReport("p", [], slopes=[Slope("train/reward", 5, 0.05, 0.01, 0.09)]).problems == []
+    assert problem.startswith("grpo: the reward is flat within its noise: train/reward") and report.verdict == "refused"
+    assert all(key in problem for key in ("below its ceiling 1", "train/reward, rewards/accuracy/mean",
+                                          "grpo.learning_rate", "grpo.lora", "grpo.rewards"))
+    unknown = RewardCurve(flat.slope, flat.level, RewardRange(0.0, None, "its ceiling moves"))
+    [problem] = PilotReport("p", [], curves=[unknown]).problems
+    assert "its ceiling is unknown (its ceiling moves)" in problem
+    rising = curve("train/reward", [0.0, 0.1, 0.2, 0.31], 0.0, 1.0)  # slope interval [0.0955, 0.1105]
+    assert PilotReport("p", [], curves=[rising]).problems == [] and PilotReport("p", [], curves=[rising]).verdict == "go"
+
+
+def report_text(report: PilotReport) -> str:
+    return " ".join(line.strip() for line in report.lines())
 
 
 def test_recomputed_time_scales_the_work_and_keeps_the_fixed_part():
@@ -104,7 +223,8 @@ def test_report_fits_the_terminal_and_its_metric_names_suit_mlflow():
     share = StageShare("grpo", "optimizer steps", 5, 800)
     report = PilotReport("qwen3-8b-pcs-grpo", ["pilot budget " + "x " * 80],
                          projections=[Projection("fr", Retention(3, 4), 12000, 6000, Retention(4, 4))],
-                         slopes=[Slope("rewards/pcs/mean", 5, 0.1, 0.05, 0.15)], times=[StageTime(share, 600, 500)],
+                         curves=[RewardCurve(Slope("train/reward", 5, 0.1, 0.05, 0.15), level_of([0.2, 0.4]),
+                                             RewardRange(0.0, 1.1))], times=[StageTime(share, 600, 500)],
                          training={"kl_mean": 0.01}, throughput={"grpo_tokens_per_s": 1234.5})
     assert max(map(len, report.lines())) <= 100
     assert not any(c in key for key in report.metrics() for c in "@&")
@@ -136,3 +256,6 @@ def test_grpo_throughput_by_hand():
     names = ["grpo/train/reward", "grpo/rewards/softlc/mean", "grpo/rewards/softlc/std", "grpo/rewards/acc/mean"]
     assert reward_keys(names, "grpo/train/reward") == ["grpo/train/reward", "grpo/rewards/acc/mean",
                                                        "grpo/rewards/softlc/mean"]
+    # parts only where they were logged
+    assert reward_keys(names + ["grpo/reward/accuracy"], "grpo/train/reward", ("reward/accuracy", "reward/x"))[-1] \
+        == "grpo/reward/accuracy"
