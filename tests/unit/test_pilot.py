@@ -67,14 +67,14 @@ def test_shares_and_the_gpu_bound():
 def test_a_generation_on_the_transformers_backend_is_shared_in_backend_calls():
     from components.planning.generation_plan import backend_batches
 
-    # cpu-demo's evaluation: 3 models x 64 prompts in calls of 16 = 3 x 4 = 12 calls; the pilot's 3 x 8 prompts
-    # fill 3 x 1 calls: a quarter of the calls (not 24 / 192 = 1/8 of the completions)
+    # an evaluation of 3 models x 64 prompts in calls of 16 (cpu-demo's before its batches of 32) = 3 x 4 = 12
+    # calls; the pilot's 3 x 8 prompts fill 3 x 1 calls: a quarter of the calls (not 24 / 192 = 1/8 of the completions)
     assert backend_batches(192, 16, passes=3) == 12 and backend_batches(24, 16, passes=3) == 3
     assert backend_batches(33, 16) == 3  # 16 + 16 + 1
     [share] = stage_shares({"evaluation": {"generation_batches": 3, "generation_completions": 24}},
                            {"evaluation": {"generation_batches": 12, "generation_completions": 192}})
     assert share.share == 0.25 and share.text() == "evaluation: 3 of 12 generation batches (25%)"
-    # the measured cpu-demo pilot: 197.6 s of which 180.8 s backend: 16.8 + 4 x 180.8 = 740 s
+    # a measured cpu-demo pilot at batches of 16: 197.6 s of which 180.8 s backend: 16.8 + 4 x 180.8 = 740 s
     assert StageTime(share, wall_s=197.6, work_s=180.8).projected_s == pytest.approx(740.0)
     [vllm] = stage_shares({"evaluation": {"generation_completions": 24}}, {"evaluation": {"generation_completions": 192}})
     assert vllm.share == 0.125  # a server batches continuously: its completions are the work
