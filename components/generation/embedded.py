@@ -6,7 +6,8 @@ checked). transformers dequantizes a GGUF on load (``gguf_file=``, ~35 s here)
 but refuses to save or train the result until
 ``model.hf_quantizer.remove_quantization_config(model)``; so it is converted
 once into ``<cache_dir>/embedded/gemma3-270m/`` (bf16 safetensors, ~536 MB,
-reload ~5 s; the conversion ~40 s here, tokenizer and weights side by side) and that directory is used everywhere after. Two fixes on the way:
+reload ~5 s; the conversion ~31 s here, tokenizer and weights side by side) and
+that directory is used everywhere after. Two fixes on the way:
 the tokenizer gets ``add_bos_token=True`` (without ``<bos>`` the base model
 degenerates into "The The The…") and a minimal Gemma chat template, so the
 same directory serves chat APIs (vLLM's OpenAI server). A marker file written
