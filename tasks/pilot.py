@@ -3,9 +3,10 @@
 * ``measure_task``: from the pilot recipe's typed outputs and its stages' MLflow runs, each
   language's retention counts (``data/translation/accepted|rejected/<lang>``,
   ``data/traces/kept|total/<lang>``), the GRPO curves trl logged (the reward, each reward
-  function's mean and the parts of a single one, KL, the clipped ratio, completion lengths, ``train_runtime``), SFT's
-  ``train_runtime``, the evaluation generations' tokens and backend seconds, and each stage
-  run's wall time; assembled into ``components.planning.pilot_report.PilotReport``.
+  function's mean and the parts of a single one, KL, the clipped ratio, completion lengths,
+  ``train_runtime``), SFT's ``train_runtime``, both trainings' step clock (``time/elapsed_s``),
+  the evaluation generations' tokens and backend seconds, and each stage run's wall time;
+  assembled into ``components.planning.pilot_report.PilotReport``.
 * ``log_pilot_task``: the report as the pilot run's metrics, ``pilot.json`` and ``pilot.md``.
 """
 
@@ -37,6 +38,16 @@ def _wall(uri: str, run_id: str) -> tuple[float, bool]:
 def _last(uri: str, run_id: str, key: str) -> float | None:
     history = _history(uri, run_id, key)
     return history[-1][1] if history else None
+
+
+def _unit_seconds(uri: str, run_id: str, stage: str) -> float | None:
+    """The seconds a training step takes after the first logged one: the steps' clock
+    (``<stage>/time/elapsed_s``, ``MetricsJsonlCallback``) from the first logged step to the last, over the
+    steps between them; ``None`` with fewer than two logged steps."""
+    points = _history(uri, run_id, f"{stage}/time/elapsed_s")
+    if len(points) < 2 or points[-1][0] <= points[0][0] or points[-1][1] <= points[0][1]:
+        return None
+    return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
 
 
 def _projections(uri: str, run_id: str, languages: list[str], queries: dict[str, int], targets: dict[str, int],
@@ -89,18 +100,18 @@ def measure_task(outputs: RecipeOutputs | None, uri: str, budget, full_plan, pil
     hours = lambda stage: None if plans[stage].estimate is None else (  # noqa: E731
         plans[stage].estimate.low / plans[stage].estimate.gpus, plans[stage].estimate.high / plans[stage].estimate.gpus)
 
-    def timed(stage: str, run_ids: list[str], work: float | None) -> None:
+    def timed(stage: str, run_ids: list[str], work: float | None, unit: float | None = None) -> None:
         walls = [_wall(uri, run_id) for run_id in run_ids if run_id]
         if walls and stage in shares:
             report.times.append(StageTime(shares[stage], sum(w for w, _ in walls), work, all(c for _, c in walls),
-                                          hours(stage)))
+                                          hours(stage), unit))
 
     if outputs.data is not None and outputs.data.run_id:
         report.projections = _projections(uri, outputs.data.run_id, **data_facts)
         timed("data", [outputs.data.run_id], None)
     if outputs.sft is not None:
         runtime = _last(uri, outputs.sft.run_id, "sft/train/train_runtime")
-        timed("sft", [outputs.sft.run_id], runtime)
+        timed("sft", [outputs.sft.run_id], runtime, _unit_seconds(uri, outputs.sft.run_id, "sft"))
         steps = outputs.sft.trained.run.summary.get("global_step")
         if runtime and steps:
             report.throughput["sft_steps_per_s"] = steps / runtime
@@ -127,7 +138,7 @@ def _grpo(report, uri: str, run_id: str, pilot_plan, timed, ranges: dict) -> Non
             report.training[f"{name}_mean"] = sum(v for _, v in points) / len(points)
             report.training[f"{name}_last"] = points[-1][1]
     runtime = _last(uri, run_id, "grpo/train/train_runtime")
-    timed("grpo", [run_id], runtime)
+    timed("grpo", [run_id], runtime, _unit_seconds(uri, run_id, "grpo"))
     values = next((s.values for s in pilot_plan.stages if s.stage == "grpo"), {})
     lengths = [v for _, v in _history(uri, run_id, "grpo/completions/mean_length")]
     report.throughput.update(grpo_throughput(values.get("optimizer_steps"), values.get("completions"), runtime, lengths))

@@ -10,7 +10,8 @@ computed from (every other setting as the profile gives it, so the reward's slop
 measured at its learning rate, LoRA and rewards; trl's scheduler runs its warm-up and
 decay over the shorter run). On a short profile three steps are more than the share,
 and the budget says so: a pilot that runs most of a stage is not a small sample of it. Each
-evaluation benchmark keeps its first ``evaluation_limit`` problems per language; the
+evaluation benchmark keeps its first ``evaluation_limit`` problems per language (on the transformers
+backend at least enough to fill one backend call, ``evaluation_limit()``); the
 audit and the registry do not run. The shrunk work gives the tasks other inputs, so
 their cache keys differ from the full run's exactly where the work does.
 
@@ -104,10 +105,31 @@ def shrinks(profile: Any, sizes: PilotSizes) -> list[Shrink]:
     if profile.grpo is not None:
         steps = max_steps(profile.grpo)
         out += _smaller("grpo.max_steps", "grpo", pilot_grpo_steps(steps, sizes), steps)
+    limit = evaluation_limit(profile.evaluation, sizes) if profile.evaluation else sizes.evaluation_limit
     for index, benchmark in enumerate(profile.evaluation.benchmarks if profile.evaluation else []):
-        out += _smaller(f"evaluation.benchmarks.{index}.limit", "evaluation", sizes.evaluation_limit,
-                        benchmark.limit)
+        out += _smaller(f"evaluation.benchmarks.{index}.limit", "evaluation", limit, benchmark.limit)
     return out
+
+
+def evaluation_limit(evaluation: Any, sizes: PilotSizes) -> int:
+    """Problems per language and benchmark of the pilot's evaluation: ``sizes.evaluation_limit``, raised on the
+    transformers backend until one model's prompts fill one backend call (``sampling.batch_size`` completions over
+    every benchmark's languages). A call of a short batch is cheaper than a full one, but not in proportion (on
+    this CPU 16 prompts took 17 s a call, 32 took 25 s), so a pilot of short calls projected the full run's
+    full ones too low; with full calls the pilot's share of the calls is its share of the time.
+
+    >>> from types import SimpleNamespace as NS
+    >>> demo = NS(model=NS(backend="transformers"), sampling=NS(batch_size=32, n=1),
+    ...           benchmarks=[NS(languages=["en", "fr", "ja", "th"])])
+    >>> evaluation_limit(demo, PilotSizes()), evaluation_limit(NS(**{**vars(demo), "model": NS(backend="vllm")}),
+    ...                                                         PilotSizes())
+    (8, 2)
+    """
+    if evaluation.model.backend != "transformers":
+        return sizes.evaluation_limit  # vLLM and servers batch continuously: completions are the work
+    languages = sum(len(benchmark.languages) or 1 for benchmark in evaluation.benchmarks) or 1
+    per_problem = max(evaluation.sampling.n, 1)
+    return max(sizes.evaluation_limit, math.ceil(evaluation.sampling.batch_size / (languages * per_problem)))
 
 
 def max_steps(section: Any) -> int | None:
@@ -147,8 +169,9 @@ class StageShare:
 
 # the unit of work of each stage in the plan's values: the first one a stage's plan has
 # (traces read from a file have none: the pilot filters the whole file, as the full run does)
-# (a generation on the transformers backend is counted in its backend calls: a call of 8 prompts costs about
-# what a call of 16 does on a CPU, so a pilot of 8 of 64 prompts measured 1 of 4 calls, not 1/8 of the work)
+# (a generation on the transformers backend is counted in its backend calls: a call's time grows far less than
+# its batch on a CPU, so a pilot of one full call of 32 of 64 prompts measured 1 of 2 calls, and the pilot fills
+# its calls, ``evaluation_limit``)
 UNITS = {"data": (("traces_completions", "teacher traces"),),
          "sft": (("optimizer_steps", "optimizer steps"),),
          "rejection": (("rollouts_batches", "rollout batches"), ("rollouts_completions", "rollouts")),

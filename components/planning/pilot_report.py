@@ -257,7 +257,16 @@ class StageTime:
     """One stage's measured time and the full run's projection from it.
 
     ``work_s``: the part that grows with the stage's work (trl's ``train_runtime``, the generation backend's
-    seconds); the rest of ``wall_s`` is fixed. ``plan_hours``: the plan's wall-clock range in hours, if any.
+    seconds); the rest of ``wall_s`` is fixed. ``unit_s``: the seconds one more unit of work takes once the stage
+    runs (a training step after the first, from the steps' clock); with it the full run is the pilot's wall time
+    plus the units it did not run at that rate, so the first step's start-up (allocator, caches, lazy imports)
+    is counted once, not scaled with the work (the demo's SFT: the pilot's 2 steps took 6.7 s each in
+    ``train_runtime``, the full run's 16 took 4.6 s each).
+    ``plan_hours``: the plan's wall-clock range in hours, if any.
+
+    >>> sft = StageShare("sft", "optimizer steps", 2, 16)
+    >>> StageTime(sft, wall_s=37.6, work_s=13.4).projected_s, StageTime(sft, 37.6, 13.4, unit_s=4.6).projected_s
+    (131.4, 102.0)
     """
 
     share: StageShare
@@ -265,6 +274,7 @@ class StageTime:
     work_s: float | None = None
     cached: bool = False
     plan_hours: tuple[float, float] | None = None
+    unit_s: float | None = None
 
     @property
     def projected_s(self) -> float | None:
@@ -273,6 +283,8 @@ class StageTime:
         share = self.share.share
         if share is None:
             return None
+        if self.unit_s is not None and not self.cached:
+            return round(self.wall_s + (self.share.full - self.share.pilot) * self.unit_s, 6)
         if self.work_s is None:
             return None if self.cached else self.wall_s / share  # a cached stage's wall time measures no work
         if self.work_s > self.wall_s:  # cached: the work was measured by the run that made the artifacts
@@ -282,8 +294,9 @@ class StageTime:
     def text(self) -> str:
         projected = self.projected_s
         full = "-" if projected is None else duration(projected)
-        basis = ("run whole" if self.share.whole else "whole stage scaled" if self.work_s is None
-                 else "fixed part + work scaled")
+        basis = ("run whole" if self.share.whole else
+                 "the rest at its steady step time" if self.unit_s is not None and not self.cached else
+                 "whole stage scaled" if self.work_s is None else "fixed part + work scaled")
         plan = f"; plan {_hours_range(self.plan_hours)}" if self.plan_hours else ""
         cached = ", cached: the time is the cache's" if self.cached else ""
         return f"{self.share.stage}: {duration(self.wall_s)} here -> full run {full} ({basis}{cached}){plan}"

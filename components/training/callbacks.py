@@ -40,8 +40,8 @@ torch at import time.
   with a message (set ``resume: false``) rather than continued against the wrong
   reference.
 * ``MetricsJsonlCallback`` — the MLflow-free sink: one JSON line per ``on_log``
-  with trl's metrics, our reward components (``log_metric``) and the values of
-  the ``providers`` (τ, resets), and the lines other callbacks ``write`` (the
+  with trl's metrics, our reward components (``log_metric``), the values of
+  the ``providers`` (τ, resets) and the seconds since training began, and the lines other callbacks ``write`` (the
   validation curves); on resume it drops lines past the checkpoint.
 
 >>> cb = MetricsJsonlCallback("unused.jsonl")
@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -320,13 +321,24 @@ class ReferenceResetCallback(_Callback):
 
 
 class MetricsJsonlCallback(_Callback):
-    """Appends ``{"step": N, **logs, **providers()}`` to a JSONL file on the main process."""
+    """Appends ``{"step": N, **logs, **providers()}`` to a JSONL file on the main process.
 
-    def __init__(self, path: str | Path, *, providers: Iterable[Callable[[], Mapping[str, float]]] = ()) -> None:
+    Each step's line also gets ``time/elapsed_s``: the seconds since this process began training (trl's logs
+    carry no clock), so the time a step takes once training runs can be told from the first steps' start-up
+    (a resumed run starts its clock again).
+    """
+
+    ELAPSED = "time/elapsed_s"
+
+    def __init__(self, path: str | Path, *, providers: Iterable[Callable[[], Mapping[str, float]]] = (),
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.path = Path(path)
         self.providers = list(providers)
+        self.clock = clock
+        self.started: float | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.started = self.clock()
         if not state.is_world_process_zero or not self.path.is_file():
             return
         kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
@@ -341,6 +353,8 @@ class MetricsJsonlCallback(_Callback):
         if "train_runtime" not in record:  # the end-of-training summary repeats the last step
             for provider in self.providers:
                 record.update(provider())
+            if self.started is not None:
+                record[self.ELAPSED] = round(self.clock() - self.started, 3)
         self.write(state.global_step, record)
 
     def write(self, step: int, values: Mapping[str, Any]) -> None:

@@ -22,11 +22,14 @@ def overrides_of(profile: str, sizes: PilotSizes = PilotSizes()) -> list[str]:
 
 
 def test_the_overrides_cut_only_the_amount_of_work():
-    # traces from a file: capped, all filtered; GRPO: 10% of 6 steps is 0.6, so the 3 a slope needs
+    # traces from a file: capped, all filtered; GRPO: 10% of 4 steps is 0.4, so the 3 a slope needs; evaluation on
+    # the transformers backend: one full call of batch_size 32 over 4 languages, 8 problems each (not 2)
     assert overrides_of("cpu-demo") == ["data.traces.per_language=4", "sft.max_steps=2", "grpo.max_steps=3",
-                                        "evaluation.benchmarks.0.limit=2"]
+                                        "evaluation.benchmarks.0.limit=8"]
     assert overrides_of("cpu-data-sft") == ["data.source.limit=4", "sft.max_steps=2"]  # generated: fewer queries
-    assert overrides_of("cpu-lcrl") == ["evaluation.benchmarks.0.limit=2"]  # 3 GRPO steps: already within 5
+    # 3 GRPO steps: already within 5; its evaluation's 8 per language in 3 languages are one call of 24 already
+    assert overrides_of("cpu-lcrl") == []
+    assert overrides_of("cpu-lcrl", PilotSizes(evaluation_limit=4)) == []  # a full call is never cut short
 
 
 def test_the_pilots_grpo_steps_are_a_share_of_the_profiles_and_at_least_three():
@@ -217,6 +220,34 @@ def test_recomputed_time_scales_the_work_and_keeps_the_fixed_part():
     assert StageTime(whole, wall_s=12.0).projected_s == 12.0 and whole.text().startswith("data: the whole stage")
     unplanned = StageShare("data", "teacher traces", 8, None)  # a hub source the plan cannot count
     assert StageTime(unplanned, wall_s=12.0).projected_s is None
+
+
+def test_a_steady_step_time_counts_the_first_steps_start_up_once():
+    share = StageShare("sft", "optimizer steps", 2, 16)
+    # 40 s here, of which the 14 steps not run take 4.5 s each once training runs: 40 + 14 x 4.5 = 103 s (scaling
+    # a 14 s train_runtime 8-fold would give 26 + 112 = 138 s)
+    timed = StageTime(share, wall_s=40.0, work_s=14.0, unit_s=4.5)
+    assert timed.projected_s == pytest.approx(103.0) and "at its steady step time" in timed.text()
+    assert StageTime(share, 40.0, 14.0).projected_s == pytest.approx(138.0)
+    # a cached stage's wall time measures no work: the steady time is not added to it
+    assert StageTime(share, 2.0, 14.0, cached=True, unit_s=4.5).projected_s == pytest.approx(112.0)
+
+
+def test_the_metrics_sink_stamps_each_step_with_the_seconds_since_training_began(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from components.training.callbacks import MetricsJsonlCallback
+
+    ticks = iter([100.0, 106.5, 111.0, 111.2])  # train begins; step 1 logged; step 2 logged; the summary
+    sink = MetricsJsonlCallback(tmp_path / "metrics.jsonl", clock=lambda: next(ticks))
+    state = SimpleNamespace(is_world_process_zero=True, global_step=0)
+    sink.on_train_begin(None, state, None)
+    for step, logs in ((1, {"loss": 2.0}), (2, {"loss": 1.5}), (2, {"train_runtime": 11.2})):
+        state.global_step = step
+        sink.on_log(None, state, None, logs=logs)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row.get("time/elapsed_s") for row in rows] == [6.5, 11.0, None]  # the summary is not a step
 
 
 def test_report_fits_the_terminal_and_its_metric_names_suit_mlflow():
