@@ -97,7 +97,8 @@ def shrinks(profile: Any, sizes: PilotSizes) -> list[Shrink]:
     out: list[Shrink] = []
     data = profile.data
     if data is not None and data.traces.from_file:
-        out += _smaller("data.traces.per_language", "data", sizes.probe, data.traces.per_language)
+        out += _smaller("data.traces.per_language", "data", max(sizes.probe, rollout_fill(profile)),
+                        data.traces.per_language)
     elif data is not None:
         out += _smaller("data.source.limit", "data", sizes.probe, data.source.limit)
     if profile.sft is not None:
@@ -109,6 +110,27 @@ def shrinks(profile: Any, sizes: PilotSizes) -> list[Shrink]:
     for index, benchmark in enumerate(profile.evaluation.benchmarks if profile.evaluation else []):
         out += _smaller(f"evaluation.benchmarks.{index}.limit", "evaluation", limit, benchmark.limit)
     return out
+
+
+def rollout_fill(profile: Any) -> int:
+    """Kept traces per language that fill one backend call of the rejection rollouts on the transformers backend
+    (0 elsewhere, or without rollouts): capping a file's traces costs nothing, and a short call would project
+    the full run's full ones too low (as ``evaluation_limit`` says). A generated set's size is not known
+    before its filter has run, so it is not raised.
+
+    >>> from components.config import load_profile
+    >>> rollout_fill(load_profile("profiles/cpu-demo.yaml", trl_checks=()))  # 32 prompts a call, 1 rollout, 4 languages
+    8
+    """
+    from components.data.rejection import get_strategy
+
+    data = profile.data
+    rejection = data.rejection if data is not None else None
+    policy = None if rejection is None else rejection.policy or (profile.sft.model if profile.sft else None)
+    if policy is None or policy.backend != "transformers":
+        return 0
+    rollouts = get_strategy(rejection.strategy).rollouts(rejection.sampling.n)
+    return math.ceil(rejection.sampling.batch_size / (rollouts * len(data.languages))) if rollouts else 0
 
 
 def evaluation_limit(evaluation: Any, sizes: PilotSizes) -> int:
