@@ -294,7 +294,7 @@ class StageTime:
     def text(self) -> str:
         projected = self.projected_s
         full = "-" if projected is None else duration(projected)
-        basis = ("run whole" if self.share.whole else
+        basis = ("run whole" if self.share.whole or self.share.share == 1 else
                  "the rest at its steady step time" if self.unit_s is not None and not self.cached else
                  "whole stage scaled" if self.work_s is None else "fixed part + work scaled")
         plan = f"; plan {_hours_range(self.plan_hours)}" if self.plan_hours else ""

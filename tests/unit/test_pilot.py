@@ -231,6 +231,8 @@ def test_a_steady_step_time_counts_the_first_steps_start_up_once():
     timed = StageTime(share, wall_s=40.0, work_s=14.0, unit_s=4.5)
     assert timed.projected_s == pytest.approx(103.0) and "at its steady step time" in timed.text()
     assert StageTime(share, 40.0, 14.0).projected_s == pytest.approx(138.0)
+    every = StageTime(StageShare("grpo", "optimizer steps", 3, 3), wall_s=330.0, work_s=300.0, unit_s=100.0)
+    assert every.projected_s == 330.0 and "(run whole)" in every.text()  # nothing left to add
     # a cached stage's wall time measures no work: the steady time is not added to it
     assert StageTime(share, 2.0, 14.0, cached=True, unit_s=4.5).projected_s == pytest.approx(112.0)
 
