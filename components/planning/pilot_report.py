@@ -10,10 +10,11 @@
   per-step means (``scipy.stats.linregress``) with its 95% interval, slope ± t(0.975, n − 2) ×
   its standard error, and its level: the first step's value and the mean over the steps with
   its 95% t interval, against the reward's range (``components.rewards.ranges``). A flat slope
-  (its interval holds 0) is read by the level. At the ceiling (a first step's value or a mean
-  within 5% of the range below it: a stated tolerance, since with three steps the mean's interval is wide enough to
-  reach the ceiling from far below it), or made of parts each either at its ceiling or flat at
-  its floor with one at least at its ceiling, the reward is saturated: the pilot started where nothing is left to gain, so the
+  (its interval holds 0) is read by the level. At the ceiling (a first step's value, a mean or a
+  last step's value within 5% of the range below it: a stated tolerance, since with three steps the mean's interval is
+  wide enough to reach the ceiling from far below it), or made of parts each either at its ceiling or flat at
+  its floor with one at least at its ceiling, the reward is saturated: the pilot started or ended where nothing is
+  left to gain, so the
   slope measures nothing about the settings, and the verdict says so without refusing. Below
   the ceiling, or with an unknown ceiling, a flat reward is one the run would spend its steps
   on without a measurable signal: refused, naming the keys that change that.
@@ -153,6 +154,7 @@ class Level:
     low: float
     high: float
     n: int
+    last: float | None = None
 
     def text(self) -> str:
         return f"from {self.first:.3g}, mean {self.mean:.3g} [{self.low:.3g}, {self.high:.3g}]"
@@ -170,7 +172,7 @@ def level_of(values: list[float]) -> Level | None:
         return None
     mean = sum(values) / len(values)
     half = 0.0 if len(values) < 2 or len(set(values)) == 1 else float(t.ppf(0.975, len(values) - 1) * sem(values))
-    return Level(values[0], mean, mean - half, mean + half, len(values))
+    return Level(values[0], mean, mean - half, mean + half, len(values), values[-1])
 
 
 @dataclass(frozen=True)
@@ -193,10 +195,12 @@ class RewardCurve:
 
     @property
     def at_ceiling(self) -> bool:
-        """The first step's value or the mean over the steps within ``HEADROOM_SHARE`` of the range of the
-        ceiling: a reward that starts there has no room to rise, whatever it does next."""
+        """The first step's value, the mean over the steps or the last step's value within ``HEADROOM_SHARE`` of
+        the range of the ceiling: a reward that starts there has no room to rise, whatever it does next, and one
+        that ends there has used its room (GRPO's groups then all agree: no advantage, no signal)."""
         tolerance = self._tolerance
-        return tolerance is not None and self.range.high - max(self.level.first, self.level.mean) <= tolerance
+        top = max(self.level.first, self.level.mean, self.level.first if self.level.last is None else self.level.last)
+        return tolerance is not None and self.range.high - top <= tolerance
 
     @property
     def at_floor(self) -> bool:
@@ -227,11 +231,17 @@ def reward_verdict(curves: list[RewardCurve]) -> tuple[str, str]:
         stuck = [p for p in parts if not p.at_ceiling]
         floors = "; " + ", ".join(f"{p.name} stays at its floor {p.range.low:g}" for p in stuck) if stuck else ""
         return "saturated", (f"{total.name} is flat at {total.level.mean:.3g} of its ceiling {ceiling:g} because "
-                             + ", ".join(f"{p.name} is at its ceiling {p.range.high:g} from {p.level.first:.3g}"
+                             + ", ".join(f"{p.name} is at its ceiling {p.range.high:g} ({_ends(p.level)})"
                                          for p in top) + floors + ": no headroom the settings could use")
     where = "its ceiling is unknown" if ceiling is None else f"below its ceiling {ceiling:g}"
     note = f" ({total.range.note})" if total.range and total.range.note else ""
     return "flat", f"{total.name} {total.slope.text()}, {total.level.text()}, {where}{note}"
+
+
+def _ends(level: Level) -> str:
+    """``from 0.1`` or ``from 0.0875 to 0.1``: where a reward started and, when it moved, where it ended."""
+    moved = level.last is not None and level.last != level.first
+    return f"from {level.first:.3g}" + (f" to {level.last:.3g}" if moved else "")
 
 
 def slope_of(name: str, steps: list[float], values: list[float]) -> Slope | None:

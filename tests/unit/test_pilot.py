@@ -183,6 +183,14 @@ def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
     starts_at_top = curve("reward/language_bonus", [0.1, 0.1, 0.05], 0.0, 0.1)
     assert starts_at_top.at_ceiling and PilotReport("p", [], curves=[
         curve("train/reward", [0.1, 0.1, 0.05], 0.0, 1.1), accuracy, starts_at_top]).verdict == "saturated"
+    # a second cpu-demo pilot: the bonus 0.0875, 0.0875, 0.1: it starts 0.0125 below the ceiling (more than 0.005)
+    # and ends on it; the full run's bonus went 0.0375, 0.0625, 0.1, 0.1: a reward that reaches its ceiling has used
+    # its room, as one that starts there has none
+    ends_at_top = curve("reward/language_bonus", [0.0875, 0.0875, 0.1], 0.0, 0.1)
+    reached = PilotReport("p", [], curves=[curve("train/reward", [0.0875, 0.0875, 0.1], 0.0, 1.1), accuracy,
+                                           ends_at_top])
+    assert ends_at_top.slope.flat and ends_at_top.at_ceiling and reached.verdict == "saturated"
+    assert "reward/language_bonus is at its ceiling 0.1 (from 0.0875 to 0.1)" in report_text(reached)
     # the bonus at half its ceiling: room the settings did not use; refused naming the keys
     half = curve("reward/language_bonus", [0.05, 0.05, 0.05], 0.0, 0.1)
     [problem] = PilotReport("p", [], curves=[total, accuracy, half]).problems
