@@ -31,7 +31,7 @@ def pilot(
     overrides: Optional[list[str]] = typer.Argument(None, help="Dotted key=value overrides."),
     probe: int = typer.Option(4, min=1, help="Source queries per language the data stage translates and traces "
                                              "(traces read from a file: kept per language)."),
-    sft_steps: int = typer.Option(2, min=1, help="SFT optimizer steps."),
+    sft_steps: int = typer.Option(4, min=1, help="SFT optimizer steps."),
     grpo_steps: int = typer.Option(5, min=3, help="GRPO steps the reward's slope is measured over (at most "
                                                   "--grpo-share of the profile's steps, never fewer than 3)."),
     grpo_share: float = typer.Option(0.1, min=0.01, max=1.0, help="The most of the profile's GRPO steps the pilot "

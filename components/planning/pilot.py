@@ -37,7 +37,7 @@ class PilotSizes:
     """How much of each stage a pilot runs."""
 
     probe: int = 4  # source queries per language translated and traced (generated sets), or kept (file sets)
-    sft_steps: int = 2
+    sft_steps: int = 4  # three intervals between logged steps for the steady step time (one is a single batch's)
     grpo_steps: int = 5  # at least 3: the slope's interval needs one degree of freedom
     evaluation_limit: int = 2  # problems per language and benchmark
     grpo_share: float = GRPO_SHARE  # the most of the profile's GRPO steps the pilot runs (above 3 steps)

@@ -25,10 +25,10 @@ def test_the_overrides_cut_only_the_amount_of_work():
     # traces from a file: all filtered, the kept set capped at what fills one rejection call (32 rollouts of 1 over
     # 4 languages: 8, not the probe's 4); GRPO: 10% of 4 steps is 0.4, so the 3 a slope needs; evaluation on the
     # transformers backend: one full call of batch_size 32 over 4 languages, 8 problems each (not 2)
-    assert overrides_of("cpu-demo") == ["data.traces.per_language=8", "sft.max_steps=2", "grpo.max_steps=3",
+    assert overrides_of("cpu-demo") == ["data.traces.per_language=8", "sft.max_steps=4", "grpo.max_steps=3",
                                         "evaluation.benchmarks.0.limit=8"]
     assert overrides_of("cpu-demo", PilotSizes(probe=2)) == overrides_of("cpu-demo")  # a call is never cut short
-    assert overrides_of("cpu-data-sft") == ["data.source.limit=4", "sft.max_steps=2"]  # generated: fewer queries
+    assert overrides_of("cpu-data-sft") == ["data.source.limit=4", "sft.max_steps=4"]  # generated: fewer queries
     # 3 GRPO steps: already within 5; its evaluation's 8 per language in 3 languages are one call of 24 already
     assert overrides_of("cpu-lcrl") == []
     assert overrides_of("cpu-lcrl", PilotSizes(evaluation_limit=4)) == []  # a full call is never cut short
