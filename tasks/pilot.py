@@ -41,13 +41,12 @@ def _last(uri: str, run_id: str, key: str) -> float | None:
 
 
 def _unit_seconds(uri: str, run_id: str, stage: str) -> float | None:
-    """The seconds a training step takes after the first logged one: the steps' clock
-    (``<stage>/time/elapsed_s``, ``MetricsJsonlCallback``) from the first logged step to the last, over the
-    steps between them; ``None`` with fewer than two logged steps."""
-    points = _history(uri, run_id, f"{stage}/time/elapsed_s")
-    if len(points) < 2 or points[-1][0] <= points[0][0] or points[-1][1] <= points[0][1]:
-        return None
-    return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
+    """A training stage's steady step time from the step clock its metrics sink wrote (``<stage>/time/elapsed_s``)."""
+    from components.planning.pilot_report import steady_step_seconds
+    from components.training.callbacks import MetricsJsonlCallback
+    from components.training.report import mlflow_key
+
+    return steady_step_seconds(_history(uri, run_id, mlflow_key(MetricsJsonlCallback.ELAPSED, stage)))
 
 
 def _projections(uri: str, run_id: str, languages: list[str], queries: dict[str, int], targets: dict[str, int],

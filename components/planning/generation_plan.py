@@ -105,13 +105,22 @@ def data_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     return stage, problems
 
 
+def rejection_policy(profile: Any) -> Any:
+    """The model the rejection rollouts sample from: ``data.rejection.policy``, else the SFT model (``None``
+    without either)."""
+    rejection = profile.data.rejection if profile.data is not None else None
+    if rejection is None:
+        return None
+    return rejection.policy or (profile.sft.model if profile.sft else None)
+
+
 def rejection_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     """The policy's rollouts over the SFT queries; the RL set kept and held out."""
     from components.data.rejection import get_strategy
 
     data, rejection = profile.data, profile.data.rejection
     stage = StagePlan("rejection", where(profile, "rejection"))
-    policy = rejection.policy or (profile.sft.model if profile.sft else None)
+    policy = rejection_policy(profile)
     rows = trace_rows(data)
     rollouts = get_strategy(rejection.strategy).rollouts(rejection.sampling.n)
     stage.add("strategy", f"{rejection.strategy}: {rollouts} rollout(s) per query", strategy=rejection.strategy)

@@ -123,14 +123,19 @@ def rollout_fill(profile: Any) -> int:
     8
     """
     from components.data.rejection import get_strategy
+    from components.planning.generation_plan import rejection_policy
 
-    data = profile.data
-    rejection = data.rejection if data is not None else None
-    policy = None if rejection is None else rejection.policy or (profile.sft.model if profile.sft else None)
+    policy = rejection_policy(profile)
     if policy is None or policy.backend != "transformers":
         return 0
+    data, rejection = profile.data, profile.data.rejection
     rollouts = get_strategy(rejection.strategy).rollouts(rejection.sampling.n)
-    return math.ceil(rejection.sampling.batch_size / (rollouts * len(data.languages))) if rollouts else 0
+    return _calls_filled(rejection.sampling.batch_size, rollouts * len(data.languages)) if rollouts else 0
+
+
+def _calls_filled(batch_size: int, completions_per_item: int) -> int:
+    """Items per language that fill one backend call: ``batch_size`` completions over what one item makes."""
+    return math.ceil(batch_size / max(completions_per_item, 1))
 
 
 def evaluation_limit(evaluation: Any, sizes: PilotSizes) -> int:
@@ -150,8 +155,8 @@ def evaluation_limit(evaluation: Any, sizes: PilotSizes) -> int:
     if evaluation.model.backend != "transformers":
         return sizes.evaluation_limit  # vLLM and servers batch continuously: completions are the work
     languages = sum(len(benchmark.languages) or 1 for benchmark in evaluation.benchmarks) or 1
-    per_problem = max(evaluation.sampling.n, 1)
-    return max(sizes.evaluation_limit, math.ceil(evaluation.sampling.batch_size / (languages * per_problem)))
+    return max(sizes.evaluation_limit, _calls_filled(evaluation.sampling.batch_size,
+                                                     languages * max(evaluation.sampling.n, 1)))
 
 
 def max_steps(section: Any) -> int | None:

@@ -21,7 +21,9 @@
 * Time: each stage's measured wall time split into its fixed part (process start, model
   loading) and its work (trl's ``train_runtime``, the generation backend's seconds), the work
   scaled by the full run's share (``components.planning.pilot.StageShare``), next to the
-  plan's range. A stage without a measured work time is scaled whole (an upper end).
+  plan's range; a training stage with a step clock adds the steps it did not run at its steady
+  step time (``steady_step_seconds``) instead. A stage without a measured work time is scaled
+  whole (an upper end).
 
 Written here because no library projects a trial run onto its full run.
 """
@@ -310,6 +312,24 @@ class StageTime:
         plan = f"; plan {_hours_range(self.plan_hours)}" if self.plan_hours else ""
         cached = ", cached: the time is the cache's" if self.cached else ""
         return f"{self.share.stage}: {duration(self.wall_s)} here -> full run {full} ({basis}{cached}){plan}"
+
+
+def steady_step_seconds(clock: list[tuple[int, float]]) -> float | None:
+    """The seconds a training step takes after the first logged one, from ``(step, seconds since training
+    began)`` points: the clock from the first logged step to the last over the steps between them, so the first
+    step's start-up is left out; ``None`` with fewer than two logged steps or a clock that did not move.
+
+    >>> steady_step_seconds([(1, 8.7), (2, 13.3), (3, 17.9), (4, 22.5)]), steady_step_seconds([(1, 8.7)])
+    (4.6, None)
+    >>> steady_step_seconds([(10, 50.0), (20, 95.0)])  # logged every 10 steps
+    4.5
+    """
+    if len(clock) < 2:
+        return None
+    (first_step, first_s), (last_step, last_s) = clock[0], clock[-1]
+    if last_step <= first_step or last_s <= first_s:
+        return None
+    return round((last_s - first_s) / (last_step - first_step), 9)
 
 
 def duration(seconds: float) -> str:
