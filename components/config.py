@@ -2,7 +2,9 @@
 
 The section classes and every rule they check live in ``components.settings``;
 this module only turns text into a validated ``Profile`` and reports every
-problem at once, naming the file and each bad key. Overrides are applied to the
+problem at once, naming the file and each bad key. The YAML is read within bounds
+(``components.profile_yaml``: aliases and keys given twice refused, a budget on the
+values a mapping stands for) before anything copies it. Overrides are applied to the
 raw mapping before validation (``evaluation.sampling.n=4``,
 ``evaluation.benchmarks.0.limit=3``); values are parsed as YAML.
 
@@ -28,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.profile_yaml import check_size, read_yaml_text
 from components.setting_keys import key_problem
 from components.settings import Profile, ProfileError, cache_view
 
@@ -50,7 +53,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not path:
         raise ProfileError(f"override {text!r} has an empty key")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = read_yaml_text(raw, f"override {text!r}") if raw.strip() else None
     except yaml.YAMLError as error:
         problem = str(error).splitlines()[0]
         raise ProfileError(f"override {text!r}: the value is not valid YAML ({problem})") from None
@@ -183,6 +186,7 @@ def load_profile_dict(data: dict, overrides: list[str] | None = None, source: st
 
     ``trl_checks``: the trainer sections trl checks now (``None``: every one; see ``checked_trainers``).
     """
+    check_size(data, source)  # before any copy: shared parts would be written out in full
     data = json.loads(json.dumps(data))  # deep copy, plain types only
     original = json.loads(json.dumps(data))
     changed = apply_overrides(data, overrides or [])
@@ -216,7 +220,7 @@ def read_profile_file(path: str | Path) -> dict:
     """The raw mapping of a YAML profile (``name`` defaults to the file's stem)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+        data = read_yaml_text(path.read_text(encoding="utf-8-sig"), str(path)) or {}
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile") from None
     except IsADirectoryError:

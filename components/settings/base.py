@@ -2,7 +2,12 @@
 
 * ``StrictSettings``: every section rejects unknown keys (pydantic ``extra="forbid"``)
   and is frozen, so a misspelled key fails when the profile loads and a stage can
-  never change the settings it was given.
+  never change the settings it was given. Floats are finite (``allow_inf_nan=False``:
+  ``temperature: .inf`` is refused), and every number has an upper bound (the
+  ``MAX_*`` below, generous but finite), so a typo such as ``sampling.n=10**30`` is
+  refused naming its key instead of being sized into memory or sent to Prefect,
+  whose database holds 64-bit integers. ``number_problems`` applies the same rules
+  to values no field types (trl's keys of a trainer section, a reward's ``params``).
 * ``OPERATIONAL``: a section names the fields that decide *how* a stage runs but
   not *what* it computes (a timeout, a thread count, the name of the variable
   holding an API key), each with the reason. ``cache_view`` leaves exactly those
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, get_args
 
@@ -38,12 +44,43 @@ class ProfileError(ValueError):
     """A profile that cannot be loaded; the message names the file and every bad key."""
 
 
-class StrictSettings(BaseModel):
-    """Base of every section: unknown keys are errors, instances are immutable."""
+MAX_SAMPLES = 10_000  # samples of one prompt (repeated-sampling pass@k curves reach 10^4)
+MAX_TOKENS = 16_777_216  # 2^24 tokens of a context or a completion (the longest contexts are ~10^7)
+MAX_ROWS = 100_000_000  # rows of a benchmark, a dataset or a selection
+MAX_BATCH = 65_536  # prompts or examples in one batch
+MAX_STEPS = 100_000_000  # optimizer steps, or steps between two events
+MAX_WORKERS = 4_096  # threads, processes, concurrent requests, GPUs
+MAX_SECONDS = 31_536_000  # a year: timeouts and intervals
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding, which transformers.set_seed calls, takes 0 .. 2^32 - 1
+INT64 = 2**63 - 1  # the largest integer Prefect's database (and JSON readers in other languages) keeps
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class StrictSettings(BaseModel):
+    """Base of every section: unknown keys are errors, instances are immutable, floats finite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     OPERATIONAL: ClassVar[dict[str, str]] = {}
+
+
+def number_problems(value: Any, where: str) -> list[str]:
+    """Non-finite floats and integers beyond 64 bits inside ``value`` (nested lists and mappings), each named.
+
+    >>> number_problems({"beta": float("inf"), "steps": [1, 10**30]}, "grpo")
+    ['grpo.beta: inf is not a finite number', 'grpo.steps.1: 10**30 is beyond the 64-bit range (at most 2**63 - 1)']
+    """
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, float) and not math.isfinite(value):
+        return [f"{where}: {value} is not a finite number"]
+    if isinstance(value, int) and abs(value) > INT64:
+        shown = f"10**{len(str(abs(value))) - 1}" if str(abs(value)).strip("0") == "1" else f"{value:.3g}"
+        return [f"{where}: {shown} is beyond the 64-bit range (at most 2**63 - 1)"]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in number_problems(item, f"{where}.{key}")]
+    if isinstance(value, (list, tuple)):
+        return [p for index, item in enumerate(value) for p in number_problems(item, f"{where}.{index}")]
+    return []
 
 
 REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, attribute)

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from components.settings.base import (
-    LcprRuleName, ProjectPath, RejectionStrategyName, StrictSettings, VerifierName, changed_fields,
+    MAX_ROWS, MAX_SEED, LcprRuleName, ProjectPath, RejectionStrategyName, StrictSettings, VerifierName, changed_fields,
 )  # fmt: skip
 from components.settings.evaluation import BenchmarkSettings
 from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
@@ -57,7 +57,7 @@ class DataSourceSettings(StrictSettings):
     id_column: str | None = None
     answer_regex: str | None = None
     benchmark: str | None = None
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     reference_path: ProjectPath | None = None
     reference_column: str = "m_query"
 
@@ -120,7 +120,7 @@ class TraceEarlyStopSettings(StrictSettings):
     ``None`` generates everything at once; a language with no more queries than the probe is not probed.
     """
 
-    probe_per_language: int | None = Field(default=100, ge=1)
+    probe_per_language: int | None = Field(default=100, ge=1, le=MAX_ROWS)
     min_share: float = Field(default=0.5, gt=0, le=1)
 
 
@@ -159,10 +159,10 @@ class TraceSettings(StrictSettings):
     words_path: ProjectPath | None = None
     language_filter: Literal["lcpr", "slc", "none"] = "lcpr"
     min_slc: float | None = Field(default=None, ge=0, le=1)
-    per_language: int | None = Field(default=None, ge=1)
+    per_language: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     exemplar_trace_language: str | None = None
     early_stop: TraceEarlyStopSettings = Field(default_factory=TraceEarlyStopSettings)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
     def _teacher_or_file(self) -> "TraceSettings":
@@ -201,10 +201,10 @@ class RejectionSettings(StrictSettings):
         default_factory=lambda: SamplingSettings(n=8, temperature=0.6, top_p=0.95, max_new_tokens=2048)
     )
     prompt: PromptSettings = Field(default_factory=PromptSettings)
-    per_language: int | None = Field(default=1000, ge=1)
-    validation_per_language: int = Field(default=200, ge=0)
+    per_language: int | None = Field(default=1000, ge=1, le=MAX_ROWS)
+    validation_per_language: int = Field(default=200, ge=0, le=MAX_ROWS)
     english_references: bool = False
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
     def _rollouts_fit_strategy(self) -> "RejectionSettings":

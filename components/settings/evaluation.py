@@ -20,7 +20,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from components.settings.base import (
-    BenchmarkName, LcprRuleName, ProjectPath, StrictSettings, VerifierName, registered_names,
+    MAX_ROWS, MAX_SAMPLES, MAX_SEED, MAX_TOKENS, BenchmarkName, LcprRuleName, ProjectPath, StrictSettings,
+    VerifierName, registered_names,
 )  # fmt: skip
 from components.settings.search import SearchSettings
 from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
@@ -40,11 +41,11 @@ class BenchmarkSettings(StrictSettings):
     data_dir: ProjectPath | None = None
     hub_languages: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
-    limit: int | None = Field(default=None, ge=1)
-    offset: int = Field(default=0, ge=0)
+    limit: int | None = Field(default=None, ge=1, le=MAX_ROWS)
+    offset: int = Field(default=0, ge=0, le=MAX_ROWS)
     selection: Literal["first", "sample"] = "first"
-    sample_seed: int = 0
-    samples: int | None = Field(default=None, ge=1)
+    sample_seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES)
 
     @model_validator(mode="after")
     def _hub_languages(self) -> "BenchmarkSettings":
@@ -83,18 +84,18 @@ class ScoringSettings(StrictSettings):
     headline: str = "accuracy"
     slc_threshold: float = Field(default=0.9, ge=0, le=1)
     slc_detector: Literal["lingua", "langdetect"] = "lingua"
-    max_context: int = Field(default=8192, ge=1)
+    max_context: int = Field(default=8192, ge=1, le=MAX_TOKENS)
     pass_k: list[int] = Field(default_factory=lambda: [1], min_length=1)
     words_path: ProjectPath | None = None
     in_domain: list[str] = Field(default_factory=lambda: ["fr", "pt", "ja", "ko", "th"])
-    bootstrap_resamples: int = Field(default=1000, ge=100)
-    bootstrap_seed: int = 0
+    bootstrap_resamples: int = Field(default=1000, ge=100, le=1_000_000)
+    bootstrap_seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @field_validator("pass_k")
     @classmethod
     def _positive(cls, value: list[int]) -> list[int]:
-        if any(k < 1 for k in value):
-            raise ValueError(f"every k must be at least 1, got {value}")
+        if any(k < 1 or k > MAX_SAMPLES for k in value):
+            raise ValueError(f"every k must be at least 1 and at most {MAX_SAMPLES}, got {value}")
         return value
 
     @model_validator(mode="after")

@@ -27,11 +27,11 @@ pooling them does.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from components.settings.base import StrictSettings, changed_fields
+from components.settings.base import MAX_SECONDS, MAX_WORKERS, StrictSettings, changed_fields
 
 RUNNERS = ("sequential", "threads", "ray", "dask")
 CLUSTER_ONLY = ("address",)
@@ -54,14 +54,14 @@ class ExecutionSettings(StrictSettings):
     }
 
     runner: Literal["sequential", "threads", "ray", "dask"] = "sequential"
-    workers: int | None = Field(default=None, ge=1)
-    gpus: list[int] = Field(default_factory=list)
-    gpus_per_task: int = Field(default=1, ge=0)
+    workers: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
+    gpus: list[Annotated[int, Field(ge=0, le=MAX_WORKERS)]] = Field(default_factory=list)
+    gpus_per_task: int = Field(default=1, ge=0, le=MAX_WORKERS)
     split: Literal["model", "benchmark"] = "model"
     shard_languages: list[str] = Field(default_factory=list)
     address: str | None = None
-    cpu_threads: int | None = Field(default=None, ge=1)
-    timeout_s: int = Field(default=86400, ge=1)
+    cpu_threads: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
+    timeout_s: int = Field(default=86400, ge=1, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _fields_of_this_runner(self) -> "ExecutionSettings":

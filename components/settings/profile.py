@@ -75,7 +75,7 @@ class NightlySettings(StrictSettings):
     cron: str = "0 2 * * *"
     models: list[str] = Field(default_factory=list)
     alias: str | None = "candidate"
-    latest: int = Field(default=0, ge=0)
+    latest: int = Field(default=0, ge=0, le=10_000)
 
     @model_validator(mode="after")
     def _something_to_evaluate(self) -> "NightlySettings":

@@ -15,9 +15,12 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from components.settings.base import (
-    ProjectPath, StrictSettings, VerifierName, check_registered, registered_parameters, registry,
+    MAX_ROWS, MAX_SAMPLES, ProjectPath, StrictSettings, VerifierName, check_registered, number_problems,
+    registered_parameters, registry,
 )  # fmt: skip
 from components.settings.shared import ModelSettings
+
+MAX_WEIGHT = 1_000_000.0  # a reward's weight in trl's weighted sum (the papers' are 0.1 to 1)
 
 
 class RewardSettings(StrictSettings):
@@ -28,12 +31,12 @@ class RewardSettings(StrictSettings):
     """
 
     name: str = "accuracy"
-    weight: float = 1.0
+    weight: float = Field(default=1.0, ge=-MAX_WEIGHT, le=MAX_WEIGHT)
     params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _registered(self) -> "RewardSettings":
-        problems = reward_problems(self.name, self.params)
+        problems = reward_problems(self.name, self.params) + number_problems(self.params, "params")
         verifier = self.params.get("verifier")
         if isinstance(verifier, str):
             try:
@@ -85,10 +88,10 @@ class RewardAuditSettings(StrictSettings):
     verifier: VerifierName | None = None
     reference: VerifierName = "trusted"
     rollouts: ProjectPath | None = None
-    sample_size: int = Field(default=32, ge=1)
-    num_generations: int = Field(default=2, ge=1)
-    warn_vlb: float = Field(default=0.1, ge=0)
-    fail_vlb: float = Field(default=0.3, ge=0)
+    sample_size: int = Field(default=32, ge=1, le=MAX_ROWS)
+    num_generations: int = Field(default=2, ge=1, le=MAX_SAMPLES)
+    warn_vlb: float = Field(default=0.1, ge=0, le=1)
+    fail_vlb: float = Field(default=0.3, ge=0, le=1)
     metric: Literal["err", "fnr", "fpr"] = "err"
 
     @model_validator(mode="after")

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.settings.base import ProjectPath, StrictSettings, changed_fields, registered
+from components.settings.base import MAX_BATCH, MAX_TOKENS, ProjectPath, StrictSettings, changed_fields, registered
 
 ROUND_WORDS = ("query", "others", "all")
 
@@ -44,9 +44,9 @@ class RetrievalSettings(StrictSettings):
     languages: list[str] | None = None
     model: str = "intfloat/multilingual-e5-base"
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    batch_size: int = Field(default=64, ge=1)
-    top_k: int = Field(default=3, ge=1)
-    passage_chars: int = Field(default=200, ge=20)
+    batch_size: int = Field(default=64, ge=1, le=MAX_BATCH)
+    top_k: int = Field(default=3, ge=1, le=1_000)
+    passage_chars: int = Field(default=200, ge=20, le=1_000_000)
     index: ProjectPath | None = None
 
     @model_validator(mode="after")
@@ -66,9 +66,9 @@ class SearchSettings(StrictSettings):
 
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rounds: list[list[str]] = Field(default_factory=lambda: [["query"], ["others"], ["en"]], min_length=1)
-    max_searches: int = Field(default=3, ge=0)
-    max_turn_tokens: int = Field(default=256, ge=1)
-    max_information_tokens: int = Field(default=600, ge=16)
+    max_searches: int = Field(default=3, ge=0, le=100)
+    max_turn_tokens: int = Field(default=256, ge=1, le=MAX_TOKENS)
+    max_information_tokens: int = Field(default=600, ge=16, le=MAX_TOKENS)
 
     @field_validator("rounds")
     @classmethod

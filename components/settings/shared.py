@@ -15,9 +15,14 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.settings.base import BackendName, ProjectPath, StrictSettings, changed_fields
+from components.settings.base import (
+    MAX_BATCH, MAX_SAMPLES, MAX_SECONDS, MAX_SEED, MAX_TOKENS, MAX_WORKERS, BackendName, ProjectPath,
+    StrictSettings, changed_fields,
+)  # fmt: skip
 
 Dtype = Literal["auto", "bfloat16", "float16", "float32"]
+MAX_TEMPERATURE = 10.0  # softmax temperature: at 2 (OpenAI's ceiling) samples are already close to uniform
+MAX_RANK = 4_096  # LoRA rank (the hidden size of the largest open models is ~16k; papers use 8-256)
 Device = Literal["auto", "cpu", "cuda"]
 
 API_ONLY = ("base_url", "api_key_env")
@@ -52,7 +57,7 @@ class TrackingSettings(StrictSettings):
     experiment: str = "polyreason"
     run_label: str | None = None
     overrides: dict[str, str] = {}
-    system_metrics_interval_s: float = Field(default=10.0, ge=0)
+    system_metrics_interval_s: float = Field(default=10.0, ge=0, le=MAX_SECONDS)
 
 
 class ModelSettings(StrictSettings):
@@ -89,10 +94,10 @@ class ModelSettings(StrictSettings):
     device: Device = "auto"
     base_url: str | None = None
     api_key_env: str | None = None
-    max_concurrency: int = Field(default=4, ge=1)
-    max_retries: int = Field(default=5, ge=0)
+    max_concurrency: int = Field(default=4, ge=1, le=MAX_WORKERS)
+    max_retries: int = Field(default=5, ge=0, le=100)
     gpu_memory_utilization: float = Field(default=0.85, gt=0, le=1)
-    max_model_len: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     server_python: ProjectPath | None = None
 
     @model_validator(mode="after")
@@ -122,12 +127,12 @@ class SamplingSettings(StrictSettings):
     sampled generation seeds each batch, so it is part of what is computed.
     """
 
-    n: int = Field(default=1, ge=1)
-    temperature: float = Field(default=0.0, ge=0)
+    n: int = Field(default=1, ge=1, le=MAX_SAMPLES)
+    temperature: float = Field(default=0.0, ge=0, le=MAX_TEMPERATURE)
     top_p: float = Field(default=1.0, gt=0, le=1)
-    max_new_tokens: int = Field(default=256, ge=1)
-    seed: int = 0
-    batch_size: int = Field(default=8, ge=1)
+    max_new_tokens: int = Field(default=256, ge=1, le=MAX_TOKENS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    batch_size: int = Field(default=8, ge=1, le=MAX_BATCH)
 
 
 class PromptSettings(StrictSettings):
@@ -167,7 +172,7 @@ class PromptSettings(StrictSettings):
 class LoraSettings(StrictSettings):
     """peft ``LoraConfig`` (AdaMame: r 8, alpha 16, all linear modules)."""
 
-    r: int = Field(default=8, ge=1)
-    alpha: int = Field(default=16, ge=1)
+    r: int = Field(default=8, ge=1, le=MAX_RANK)
+    alpha: int = Field(default=16, ge=1, le=MAX_RANK * 16)
     dropout: float = Field(default=0.0, ge=0, lt=1)
     target_modules: str | list[str] = "all-linear"

@@ -22,6 +22,9 @@ validator: importing the settings never imports trl) and decides:
 4. trl's config is constructed from those keys plus the values polyreason
    derives, so the checks of its ``__post_init__`` run with its own message.
 
+trl leaves counts unbounded; a trl key that is not a finite number within 64 bits, or a count
+above ``TRL_BOUNDS`` (``max_steps``, batch sizes, lengths), is refused before trl sees it.
+
 Values the project decides are refused as trl keys, naming the polyreason key
 that sets them: those derived from the section's own fields (``TRL_DERIVED`` on
 the section: ``num_generations`` is ``sampling.n``), those decided by where the
@@ -55,7 +58,9 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from components.settings.base import StrictSettings, changed_fields
+from components.settings.base import (
+    MAX_BATCH, MAX_STEPS, MAX_TOKENS, StrictSettings, changed_fields, number_problems,
+)  # fmt: skip
 
 TRL_RUNTIME = {  # set by the training job for the machine it runs on (components.training.runner)
     "output_dir": "the trainer writes under the stage's artifact directory",
@@ -81,6 +86,13 @@ TRL_OPERATIONAL = {  # trl keys that change how the trainer reports or loads dat
     "dataloader_prefetch_factor": "how far ahead batches are loaded",
     "dataloader_persistent_workers": "whether loader processes are kept between epochs",
     "dataloader_pin_memory": "how batches are copied to the device",
+}
+TRL_BOUNDS = {  # trl keys of counts, which trl leaves unbounded: the most polyreason accepts (see settings.base)
+    "max_steps": MAX_STEPS, "num_train_epochs": 100_000, "save_steps": MAX_STEPS, "logging_steps": MAX_STEPS,
+    "eval_steps": MAX_STEPS, "per_device_train_batch_size": MAX_BATCH, "per_device_eval_batch_size": MAX_BATCH,
+    "gradient_accumulation_steps": MAX_BATCH, "generation_batch_size": MAX_BATCH, "steps_per_generation": MAX_STEPS,
+    "num_iterations": 10_000, "max_length": MAX_TOKENS, "max_prompt_length": MAX_TOKENS,
+    "max_completion_length": MAX_TOKENS, "save_total_limit": 100_000, "warmup_steps": MAX_STEPS,
 }
 VALIDATION_RUNTIME = {"output_dir": "trainer", "use_cpu": True, "bf16": False, "fp16": False, "report_to": []}
 TRL_CHECKS = "trl_checks"  # validation-context key: the trainer sections trl checks now (absent: every one)
@@ -191,6 +203,21 @@ def construction_problem(name: str, arguments: dict[str, Any], derived: dict[str
     return None
 
 
+def out_of_bounds(key: str, value: Any) -> str | None:
+    """Why trl key ``key`` cannot hold ``value`` in polyreason: not finite, beyond 64 bits, or above ``TRL_BOUNDS``.
+
+    >>> out_of_bounds("max_steps", 10**9), out_of_bounds("max_steps", 40), out_of_bounds("beta", float("nan"))
+    ('at most 100000000 (a count this large is a typo)', None, 'nan is not a finite number')
+    """
+    problems = number_problems(value, key)
+    if problems:
+        return problems[0].split(": ", 1)[1]
+    bound = TRL_BOUNDS.get(key)
+    if bound is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and value > bound:
+        return f"at most {bound} (a count this large is a typo)"
+    return None
+
+
 class TrainerSettings(StrictSettings):
     """Base of the trainer sections: typed polyreason fields, every other key a field of trl's config."""
 
@@ -231,7 +258,7 @@ class TrainerSettings(StrictSettings):
         """The trl keys (defaults filled) and their problems; ``by_trl`` false: only polyreason's refusals."""
         options, problems = {}, []
         for key, value in given.items():
-            refusal = cls.trl_refusal(key)
+            refusal = cls.trl_refusal(key) or out_of_bounds(key, value)
             if refusal:
                 problems.append((key, value, refusal))
                 continue
@@ -239,6 +266,9 @@ class TrainerSettings(StrictSettings):
                 options[key] = checked_option(cls.TRL_CONFIG, key, value) if by_trl else value
             except ValueError as error:
                 problems.append((key, value, str(error)))
+                continue
+            if (refusal := out_of_bounds(key, options[key])) is not None:  # a string trl read as a number
+                problems.append((key, value, refusal))
         return {**{k: v for k, v in cls.TRL_DEFAULTS.items() if k not in given}, **options}, problems
 
     @classmethod

@@ -32,7 +32,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from components.settings.base import ProjectPath, StrictSettings, VerifierName, changed_fields, check_registered
+from components.settings.base import (
+    MAX_ROWS, MAX_SECONDS, MAX_STEPS, MAX_TOKENS, MAX_WORKERS, ProjectPath, StrictSettings, VerifierName,
+    changed_fields, check_registered,
+)  # fmt: skip
 from components.settings.lcrl import CouplingSettings, LcRLSettings, lcrl_problems
 from components.settings.rewards import RewardAuditSettings, RewardSettings
 from components.settings.shared import LoraSettings, ModelSettings, PromptSettings, SamplingSettings
@@ -85,8 +88,8 @@ class SFTSettings(TrainerSettings):
     merge: bool = False
     resume: bool = True
     accelerate_config: AccelerateConfig | None = "cpu"
-    cpu_threads: int | None = Field(default=None, ge=1)
-    timeout_s: int = Field(default=24 * 3600, ge=1)
+    cpu_threads: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
+    timeout_s: int = Field(default=24 * 3600, ge=1, le=MAX_SECONDS)
 
     @field_validator("model")
     @classmethod
@@ -104,7 +107,7 @@ class KLResetSettings(StrictSettings):
     """PCS: the reference becomes the current policy when the logged KL exceeds ``threshold``."""
 
     enabled: bool = False
-    threshold: float = Field(default=0.2, gt=0)
+    threshold: float = Field(default=0.2, gt=0, le=1_000)
 
 
 class GRPOValidationSettings(StrictSettings):
@@ -122,10 +125,10 @@ class GRPOValidationSettings(StrictSettings):
     """
 
     enabled: bool = False
-    every_n_steps: int = Field(default=2, ge=1)
+    every_n_steps: int = Field(default=2, ge=1, le=MAX_STEPS)
     before_training: bool = True
     dataset: ProjectPath | None = None
-    limit_per_language: int | None = Field(default=None, ge=1)
+    limit_per_language: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     sampling: SamplingSettings = Field(
         default_factory=lambda: SamplingSettings(n=1, temperature=0.0, max_new_tokens=1024, batch_size=16)
     )
@@ -187,8 +190,8 @@ class GRPOStageSettings(TrainerSettings):
     question_column: str = "question"
     gold_column: str = "gold"
     dataset_lang: str | None = None
-    dataset_limit: int | None = Field(default=None, ge=1)
-    max_prompt_tokens: int | None = Field(default=None, ge=1)  # longer rendered prompts are left out (verl's filter)
+    dataset_limit: int | None = Field(default=None, ge=1, le=MAX_ROWS)
+    max_prompt_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)  # longer rendered prompts are left out (verl's filter)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
     sampling: SamplingSettings = Field(
         default_factory=lambda: SamplingSettings(n=8, temperature=0.8, max_new_tokens=4096)
@@ -202,9 +205,9 @@ class GRPOStageSettings(TrainerSettings):
     lcrl: LcRLSettings | None = None  # LcRL search tool loop (components.settings.lcrl); None: plain rollouts
     resume: bool = True
     accelerate_config: AccelerateConfig | None = "cpu"
-    cpu_threads: int | None = Field(default=None, ge=1)
-    timeout_s: int = Field(default=7 * 24 * 3600, ge=1)
-    rollout_table_rows: int = Field(default=8, ge=0)
+    cpu_threads: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
+    timeout_s: int = Field(default=7 * 24 * 3600, ge=1, le=MAX_SECONDS)
+    rollout_table_rows: int = Field(default=8, ge=0, le=100_000)
 
     @field_validator("model")
     @classmethod
