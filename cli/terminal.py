@@ -91,8 +91,11 @@ def close_progress() -> None:
 
 
 def as_json(result: Any) -> str:
-    """The machine-readable result (what ``--json`` prints and ``--out`` writes)."""
-    return json.dumps(result, ensure_ascii=False, indent=2, default=str)
+    """The machine-readable result (what ``--json`` prints and ``--out`` writes); a URL in it shows no user or
+    password (``components.settings.redact_credentials``)."""
+    from components.settings import redact_credentials
+
+    return json.dumps(redact_credentials(json.loads(json.dumps(result, default=str))), ensure_ascii=False, indent=2)
 
 
 # ---------------------------------------------------------------- the recipe
@@ -113,6 +116,9 @@ def recipe_text(summary: Mapping[str, Any], flow_run_url: str | None, in_domain:
     registered = summary.get("registered") or {}
     if registered.get("uri"):
         parts.append(f"registered: {registered['uri']} (alias {registered.get('alias')})")
+    skipped = load_error_text(summary.get("evaluations") or [])
+    if skipped:
+        parts.append(skipped)
     parts.append("\n".join(where_lines(summary.get("run_url"), flow_run_url)))
     return "\n\n".join(parts)
 
@@ -126,6 +132,9 @@ def where_lines(run_url: str | None, flow_run_url: str | None) -> list[str]:
     A run in a local store (``runtime.tracking.run_url``: the store, the run id and the command that opens it)
     takes two lines, so neither repeats the store's path.
     """
+    from components.settings import redact_credentials
+
+    run_url, flow_run_url = redact_credentials(run_url), redact_credentials(flow_run_url)
     local = LOCAL_RUN.match(run_url or "")
     if local:
         lines = [f"MLflow run: {local['run']} in {local['store']}", f"  open with: {local['open']}"]
@@ -150,7 +159,32 @@ def evaluation_text(summary: Mapping[str, Any]) -> str:
         table = format_table(rows, tag, benchmark_columns(name, rows))
         blocks.append(table.split("\n", 1)[1].strip("\n"))  # its first line explains deltas, which one model has not
     legend = "value ±1 standard error (n; no ± with fewer than two problems)"
-    return "\n\n".join([legend, *blocks, "\n".join(where_lines(summary.get("run_url"), None))])
+    skipped = load_error_text([summary])
+    return "\n\n".join([legend, *blocks, *([skipped] if skipped else []),
+                         "\n".join(where_lines(summary.get("run_url"), None))])
+
+
+def load_error_text(evaluations: Sequence[Mapping[str, Any]]) -> str:
+    """The rows each benchmark skipped as unreadable (``FILE:LINE: field F: problem``), once per benchmark.
+
+    >>> mgsm = {"load_errors": 12, "load_error_lines": ["m.tsv:3: field x: y"]}
+    >>> print(load_error_text([{"benchmarks": {"mgsm": mgsm}}]))
+    mgsm: 12 rows skipped as unreadable (load_errors):
+      m.tsv:3: field x: y
+      ... 11 more: evaluation/mgsm/mgsm_load_errors.txt in the MLflow run
+    """
+    lines, seen = [], set()
+    for evaluation in evaluations:
+        for name, benchmark in (evaluation.get("benchmarks") or {}).items():
+            count = benchmark.get("load_errors") or 0
+            if not count or name in seen:
+                continue
+            seen.add(name)
+            shown = benchmark.get("load_error_lines") or []
+            more = f"  ... {count - len(shown)} more: evaluation/{name}/{name}_load_errors.txt in the MLflow run"
+            lines += [f"{name}: {count} row{'s' if count != 1 else ''} skipped as unreadable (load_errors):",
+                      *(f"  {line}" for line in shown), *([more] if count > len(shown) else [])]
+    return "\n".join(lines)
 
 
 def summary_text(summary: Mapping[str, Any], flow_run_url: str | None = None) -> str:

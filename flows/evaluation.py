@@ -29,7 +29,7 @@ from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
 from runtime.cache_report import mark_cache
 from runtime.generators import release_generators
-from runtime.outputs import BenchmarkOutput, EvaluationOutputs, ModelRef, PreparedBenchmark
+from runtime.outputs import LOAD_ERRORS_SHOWN, BenchmarkOutput, EvaluationOutputs, ModelRef, PreparedBenchmark
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef
 from tasks.evaluation import (
@@ -88,7 +88,8 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
         log_benchmark_dataset_task(parent, settings, bench.items)
     log_benchmark_task(run, bench.name, report, scores, bench.errors, model_id, dataset)
     return BenchmarkOutput(generations=generations, scores=scores, report=report, generated=not was_cached(state),
-                           scored=not was_cached(scoring), load_errors=len(bench.errors))
+                           scored=not was_cached(scoring), load_errors=len(bench.errors),
+                           load_error_lines=bench.errors[:LOAD_ERRORS_SHOWN])
 
 
 @flow(name="polyreason-evaluation", flow_run_name=stage_run_name("evaluation"), persist_result=True)

@@ -213,6 +213,9 @@ class UnitResult(Output):
     skipped: bool = False
 
 
+LOAD_ERRORS_SHOWN = 10  # skipped rows a benchmark's output names (the terminal shows them)
+
+
 class BenchmarkOutput(Output):
     """One benchmark of one evaluation: generations, scores, rendered report, and whether it generated."""
 
@@ -221,7 +224,8 @@ class BenchmarkOutput(Output):
     report: ArtifactRef
     generated: bool
     scored: bool
-    load_errors: int = 0
+    load_errors: int = 0  # rows of the benchmark's files skipped as unreadable
+    load_error_lines: list[str] = []  # the first of them, FILE:LINE: field F: problem (all: the run's artifact)
 
 
 class EvaluationOutputs(Output):

@@ -36,6 +36,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from components.data.loaders_local import RowError, decode_object, read_lines
 from components.records import BenchmarkItem
 
 OFFLINE_QA_DIR = Path(__file__).resolve().parent / "offline_qa"
@@ -140,18 +141,14 @@ def offline_item(record: dict, lang: str) -> BenchmarkItem | None:
 
 def read_jsonl_records(path: Path) -> Iterator[tuple[str, dict | None, str | None]]:
     """``(FILE:LINE, record, problem)`` for each line of a JSONL file (gzip when it ends in ``.gz``)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                yield f"{path}:{number}", None, f"field json: not valid JSON ({error.msg})"
-                continue
-            ok = isinstance(record, dict)
-            yield f"{path}:{number}", record if ok else None, None if ok else "field json: expected an object"
+    for number, line, undecodable in read_lines(path, gzip.open if path.suffix == ".gz" else None):
+        if not line.strip():
+            continue
+        record = decode_object(line, undecodable)
+        if isinstance(record, RowError):
+            yield f"{path}:{number}", None, f"field {record.field}: {record.problem}"
+        else:
+            yield f"{path}:{number}", record, None
 
 
 def local_records(name: str, data_dir: str | Path) -> Iterator[tuple[str, dict | None, str | None]]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from components.data.loaders_local import Record, RowError, read_records
+from components.data.loaders_local import Record, RowError, read_lines, read_records, undecodable_field
 from components.language import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
@@ -65,14 +65,17 @@ def gold_is_parseable(gold: str) -> bool:
 
 
 def _read_delimited(path: Path, delimiter: str) -> Iterator[tuple[str, Record | RowError]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        for record in reader:
-            location = f"{path}:{reader.line_num}"
-            if None in record:
-                yield location, RowError("columns", "more fields than header columns")
-            else:
-                yield location, dict(record)
+    """Rows under the header; lines are decoded one by one (``read_lines``), so a byte that is not UTF-8 costs
+    its row, reported on the column that holds it."""
+    reader = csv.DictReader((text for _, text, _ in read_lines(path)), delimiter=delimiter)
+    for record in reader:
+        location = f"{path}:{reader.line_num}"
+        if None in record:
+            yield location, RowError("columns", "more fields than header columns")
+        elif (field := undecodable_field(record)) is not None:
+            yield location, RowError(field, "not UTF-8 text")
+        else:
+            yield location, dict(record)
 
 
 def read_local(path: Path, fmt: str) -> Iterator[tuple[str, Record | RowError]]:

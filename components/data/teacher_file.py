@@ -28,6 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from components.data.loaders_local import read_lines
+
 FIELDS = ("id", "lang", "question", "gold", "completion")
 LABEL = re.compile(r"^[^:：]{1,40}[:：]\s*")  # "Question :", "Step-by-Step Answer:", "質問：" …
 
@@ -68,8 +70,11 @@ def read_exemplars(path: Path, languages: list[str], trace_language: str | None 
 def read_trace_rows(path: Path, languages: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """Rows of a JSONL traces file in ``languages``, and the problems of the rows that were skipped."""
     rows, problems = [], []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for number, line, undecodable in read_lines(path):  # one line at a time: a bad byte costs its row
         if not line.strip():
+            continue
+        if undecodable:
+            problems.append(f"{path}:{number}: {undecodable}")
             continue
         try:
             row = json.loads(line)

@@ -27,7 +27,7 @@ def test_mkqa_local_copy(tmp_path):
         ("mkqa-7", "en", "Tokyo", ("Tokyo", "Tōkyō")), ("mkqa-7", "zh", "东京", ("东京",))]
     assert result.errors == [f"{tmp_path / 'mkqa.jsonl'}:3: field question: missing or empty",
                              f"{tmp_path / 'mkqa.jsonl'}:4: field json: not valid JSON "
-                             "(Expecting property name enclosed in double quotes)"]
+                             "(Expecting property name enclosed in double quotes at column 2)"]
 
 
 def test_xor_tydi_local_copy(tmp_path):
