@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-from components.settings import ModelSettings, Profile, StrictSettings
+from components.settings import ModelSettings, Profile, StrictSettings, redact_credentials
 from components.settings.base import is_path_field
 
 CONNECT_TIMEOUT_S = 3.0
@@ -147,7 +147,7 @@ def api_problems(key: str, model: ModelSettings) -> list[str]:
     if model.base_url and not any(os.environ.get(name) for name in PROXY_VARIABLES):
         refused = unreachable(model.base_url)
         if refused:
-            problems.append(f"{key}.base_url: {model.base_url} is not reachable ({refused})")
+            problems.append(f"{key}.base_url: {redact_credentials(model.base_url)} is not reachable ({refused})")
     return problems
 
 

@@ -32,12 +32,13 @@ from pydantic import BaseModel, ValidationError
 
 from components.profile_yaml import check_size, read_yaml_text
 from components.setting_keys import key_problem
-from components.settings import Profile, ProfileError, cache_view
+from components.settings import REVEAL_CREDENTIALS, Profile, ProfileError, cache_view, redact_credentials
 
-__all__ = ["apply_override", "apply_overrides", "checked_trainers", "fingerprint", "flatten", "format_validation_error",
-           "load_profile", "load_profile_dict", "parse_override"]
+__all__ = ["REVEALED", "apply_override", "apply_overrides", "checked_trainers", "fingerprint", "flatten",
+           "format_validation_error", "load_profile", "load_profile_dict", "parse_override"]
 
 TRAINER_SECTIONS = ("sft", "grpo")
+REVEALED = {REVEAL_CREDENTIALS: True}  # a dump validated again in this process keeps its URLs' credentials
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -150,7 +151,7 @@ def validation_context(trl_checks: Iterable[str] | None) -> dict | None:
 
 def labelled(profile: Profile, original: dict, changed: list[str], context: dict | None = None) -> Profile:
     """``profile`` with its runs named after the overrides that changed it (``tracking.run_label``), which it
-    also keeps key by key (``tracking.overrides``).
+    also keeps key by key (``tracking.overrides``), with the credentials of any URL in them redacted.
 
     An override changed the profile when its key's validated value differs from the profile's without
     overrides (a default counts as the profile's value); when that profile does not validate on its own,
@@ -170,6 +171,7 @@ def labelled(profile: Profile, original: dict, changed: list[str], context: dict
             pass
     if not telling:
         return profile
+    telling = [redact_credentials(text) for text in telling]  # names of runs and params: no URL's password
     update = {"overrides": {".".join(path_of(t)): t.split("=", 1)[1] for t in telling}}
     if not any(text.startswith("tracking.run_label=") for text in changed):
         update["run_label"] = " ".join(telling)
@@ -211,7 +213,7 @@ def checked_trainers(profile: Profile, sections: Iterable[str] = TRAINER_SECTION
     context = validation_context([name for name in TRAINER_SECTIONS if name in wanted
                                   or (getattr(profile, name) is not None and getattr(profile, name).trl_checked)])
     try:
-        return Profile.model_validate(profile.model_dump(mode="json"), context=context)
+        return Profile.model_validate(profile.model_dump(mode="json", context=REVEALED), context=context)
     except ValidationError as error:
         raise ProfileError(format_validation_error(source, error)) from None
 

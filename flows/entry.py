@@ -25,7 +25,7 @@ from typing import Literal
 
 from prefect import flow
 
-from components.config import load_profile, load_profile_dict
+from components.config import REVEALED, load_profile, load_profile_dict
 from components.settings import Profile, ProfileError
 from flows.commands import COMMANDS, sections_for, trained_sections
 from runtime.flow_artifacts import results_on_started_run
@@ -58,7 +58,8 @@ def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile
     trl checks the trainer sections the command trains)."""
     trl_checks = trained_sections(command)
     if advanced_profile is not None:
-        chosen = load_profile_dict(advanced_profile.model_dump(mode="json"), overrides, source="advanced_profile",
+        chosen = load_profile_dict(advanced_profile.model_dump(mode="json", context=REVEALED), overrides,
+                                   source="advanced_profile",
                                    trl_checks=trl_checks)
     else:
         chosen = load_profile(profiles_dir() / f"{profile}.yaml", overrides, trl_checks=trl_checks)

@@ -38,6 +38,7 @@ from typing import Iterator
 
 from components.generation.journal_worker import JournalFile, JournalGroup, JournalWork, shard_rows
 from components.generation.resumable import journals, write_journal
+from components.config import REVEALED
 from components.settings import ExecutionSettings
 from runtime.artifacts import writing
 from runtime.outputs import GenerationUnit, UnitFile, UnitResult
@@ -121,7 +122,7 @@ def generate_in_process(work: JournalWork, name: str, env: dict[str, str], timeo
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     with tempfile.TemporaryDirectory(prefix="unit-", dir=logs) as scratch:
         work_path, result_path = Path(scratch) / "work.json", Path(scratch) / "result.json"
-        work_path.write_text(work.model_dump_json(), encoding="utf-8")
+        work_path.write_text(work.model_dump_json(context=REVEALED), encoding="utf-8")  # the worker calls the API
         command = [sys.executable, "-m", "components.generation.journal_worker", "--work", str(work_path),
                    "--result", str(result_path)]
         run_stage_process(command, logs / f"{safe}.log", timeout_s, f"generation {name}", env=env)

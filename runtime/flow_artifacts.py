@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
 
-from components.settings import TrackingSettings
+from components.settings import TrackingSettings, redact_credentials
 from runtime import tracking
 from runtime.project import Project
 from runtime.tracking import RunRef
@@ -75,6 +75,7 @@ def _publish(kind: str, started: bool, **fields: Any) -> Any:
 
     if not in_flow_run():
         return None
+    fields = redact_credentials(fields)  # a URL in a report shows no user or password
     made = getattr(artifacts, kind)(**fields).create()
     here, there = str(FlowRunContext.get().flow_run.id), _STARTED.get()
     if started and there and there != here:

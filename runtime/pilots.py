@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import load_profile_dict
+from components.config import REVEALED, load_profile_dict
 from components.settings import Profile
 
 PILOT_TAG = "polyreason.pilot.profile"  # on a pilot's MLflow run: the name of the profile it piloted
@@ -36,7 +36,7 @@ def pilot_profile(profile: Profile, sizes: dict[str, int | float], gpu: str | No
     pilot_sizes = PilotSizes(**sizes)
     cuts = shrinks(profile, pilot_sizes)
     overrides = [cut.override for cut in cuts]
-    data = profile.model_dump(mode="json")
+    data = profile.model_dump(mode="json", context=REVEALED)  # the shrunk profile runs: its URLs keep their secrets
     small = load_profile_dict(data, [*overrides, f"name={profile.name}{SUFFIX}"], source=f"{profile.name} (pilot)",
                               trl_checks=trl_checked(profile))
     full_plan, pilot_plan = plan_profile(profile, gpu or DEFAULT_GPU), plan_profile(small, gpu or DEFAULT_GPU)

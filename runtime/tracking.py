@@ -41,7 +41,7 @@ from typing import Any, Iterable, Iterator, Mapping
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from components.config import flatten
-from components.settings import TrackingSettings
+from components.settings import TrackingSettings, redact_credentials
 from runtime.process import owner_token
 from runtime.provenance import provenance_tags
 
@@ -140,7 +140,7 @@ def _param_entities(params: Mapping[str, Any]):
     for key, value in params.items():
         if is_secret_key(key):
             continue
-        text = "" if value is None else str(value)
+        text = "" if value is None else redact_credentials(str(value))
         entities.append(Param(key, text[:MAX_PARAM_VALUE]))
     return entities
 
@@ -156,13 +156,13 @@ def open_run(
     """Create a run (never the fluent active run), nested under ``parent`` when given, and log flattened params."""
     uri = tracking_uri(settings, project_dir)
     experiment_id = ensure_experiment(uri, settings.experiment, artifact_root(settings, project_dir))
-    tags = {**(tags or {}), OWNER_TAG: owner_token()}
+    tags = {**redact_credentials(dict(tags or {})), OWNER_TAG: owner_token()}
     if parent is not None:
         tags["mlflow.parentRunId"] = parent.run_id
     mlflow_client = client(uri)
     run = mlflow_client.create_run(experiment_id, run_name=run_name, tags=tags)
     ref = RunRef(uri, run.info.run_id, experiment_id)
-    mlflow_client.update_run(ref.run_id, name=run_title(run_name, settings.run_label, ref.run_id))
+    mlflow_client.update_run(ref.run_id, name=redact_credentials(run_title(run_name, settings.run_label, ref.run_id)))
     _OPEN[ref.run_id] = ref
     settings_params = {k: v for k, v in flatten(dict(params or {})).items() if not k.startswith("tracking.overrides")}
     log_params(ref, {**settings_params, **override_params(settings)})  # the overrides once, each its own param
@@ -301,9 +301,10 @@ def log_dataset_input(ref: RunRef, frame, name: str, source: str, context: str =
 
 
 def set_tags(ref: RunRef, tags: Mapping[str, str]) -> None:
+    """Tags of the run (a URL in a value shows no user or password)."""
     mlflow_client = client(ref.tracking_uri)
     for key, value in tags.items():
-        mlflow_client.set_tag(ref.run_id, key, value)
+        mlflow_client.set_tag(ref.run_id, key, redact_credentials(value))
 
 
 def finish_run(ref: RunRef, status: str = "FINISHED") -> None:

@@ -21,6 +21,7 @@ placeholder ``"EMPTY"`` is sent (vLLM's convention).
 from __future__ import annotations
 
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -118,7 +119,9 @@ class OpenAIGenerator:
         )
 
     def __repr__(self) -> str:
-        return f"OpenAIGenerator(model={self.model.model!r}, base_url={self.model.base_url!r})"
+        url = self.model.base_url  # shown without its user and password: a repr reaches logs
+        shown = None if url is None else re.sub(r"//[^/?#\s]*@", "//***@", url, count=1)
+        return f"OpenAIGenerator(model={self.model.model!r}, base_url={shown!r})"
 
     # ------------------------------------------------------------ requests
 

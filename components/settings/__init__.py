@@ -7,7 +7,9 @@ here. ``components.config`` loads YAML profiles and applies overrides.
 """
 
 from components.settings.audit import AuditSettings
-from components.settings.base import ProfileError, StrictSettings, cache_view, check_registered
+from components.settings.base import (
+    REVEAL_CREDENTIALS, ProfileError, StrictSettings, cache_view, check_registered, redact_credentials,
+)  # fmt: skip
 from components.settings.data import (
     DataSettings, DataSourceSettings, RejectionSettings, TraceSettings, TranslationSettings,
 )  # fmt: skip
@@ -28,5 +30,6 @@ SECTIONS = (
 )  # fmt: skip
 
 __all__ = [cls.__name__ for cls in SECTIONS] + [
-    "ProfileError", "SECTIONS", "StrictSettings", "cache_view", "check_registered", "resolve_path",
+    "REVEAL_CREDENTIALS", "ProfileError", "SECTIONS", "StrictSettings", "cache_view", "check_registered",
+    "redact_credentials", "resolve_path",
 ]

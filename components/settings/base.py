@@ -8,6 +8,15 @@
   refused naming its key instead of being sized into memory or sent to Prefect,
   whose database holds 64-bit integers. ``number_problems`` applies the same rules
   to values no field types (trl's keys of a trainer section, a reward's ``params``).
+* Credentials in URLs: a section written out as JSON (``model_dump(mode="json")``: MLflow
+  params, Prefect's flow-run parameters, ``--json``, ``profile.yaml``) has the user and
+  password of every URL in its strings replaced by ``***`` (``http://***@host``), so a
+  ``base_url: http://alice:PASS@host/v1`` reaches the backend from the settings object
+  but no log. A hand-over to another process of ours that needs the secret (a job file,
+  a fanned-out generation's work file, a profile shrunk for a pilot) dumps with the
+  context ``{REVEAL_CREDENTIALS: True}``. A URL whose credentials were redacted is
+  refused when it is validated again (``plain_url``), naming the key: it would reach
+  the server as user ``***``.
 * ``OPERATIONAL``: a section names the fields that decide *how* a stage runs but
   not *what* it computes (a timeout, a thread count, the name of the variable
   holding an API key), each with the reason. ``cache_view`` leaves exactly those
@@ -34,10 +43,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import re
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import (
+    AfterValidator, BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, model_serializer,
+)  # fmt: skip
 
 
 class ProfileError(ValueError):
@@ -55,12 +67,55 @@ MAX_SEED = 2**32 - 1  # numpy's legacy seeding, which transformers.set_seed call
 INT64 = 2**63 - 1  # the largest integer Prefect's database (and JSON readers in other languages) keeps
 
 
+REVEAL_CREDENTIALS = "reveal_url_credentials"  # serialization-context key: keep URL credentials in a JSON dump
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")  # greedy: up to the authority's last @
+
+
+def redact_credentials(value: Any) -> Any:
+    """``value`` with the user and password of every URL in its strings (nested lists and mappings too) replaced
+    by ``***``.
+
+    >>> redact_credentials({"base_url": "http://alice:p@ss@127.0.0.1:8000/v1", "n": 2, "other": "http://h/a@b"})
+    {'base_url': 'http://***@127.0.0.1:8000/v1', 'n': 2, 'other': 'http://h/a@b'}
+    """
+    if isinstance(value, str):
+        return _USERINFO.sub(r"\g<scheme>***@", value) if "@" in value else value
+    if isinstance(value, dict):
+        return {key: redact_credentials(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_credentials(item) for item in value]
+    return value
+
+
+def plain_url(value: str | None) -> str | None:
+    """A URL setting as given; ``ValueError`` when its credentials are the ``***`` a written-out profile holds.
+
+    >>> plain_url("http://alice:pw@host/v1")
+    'http://alice:pw@host/v1'
+    """
+    if value is not None and "://***@" in value:
+        raise ValueError(f"{value}: its credentials were redacted when a profile was written out (***); give the "
+                         "user and password again, or a URL without them")
+    return value
+
+
+PlainUrl = Annotated[str, AfterValidator(plain_url)]
+
+
 class StrictSettings(BaseModel):
-    """Base of every section: unknown keys are errors, instances are immutable, floats finite."""
+    """Base of every section: unknown keys are errors, instances are immutable, floats finite, URLs' credentials
+    left out of JSON."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     OPERATIONAL: ClassVar[dict[str, str]] = {}
+
+    @model_serializer(mode="wrap")
+    def _without_credentials(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo):
+        data = handler(self)
+        if info.mode_is_json() and not (info.context or {}).get(REVEAL_CREDENTIALS):
+            return redact_credentials(data)
+        return data
 
 
 def number_problems(value: Any, where: str) -> list[str]:

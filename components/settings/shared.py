@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from components.settings.base import (
-    MAX_BATCH, MAX_SAMPLES, MAX_SECONDS, MAX_SEED, MAX_TOKENS, MAX_WORKERS, BackendName, ProjectPath,
-    StrictSettings, changed_fields,
+    MAX_BATCH, MAX_SAMPLES, MAX_SECONDS, MAX_SEED, MAX_TOKENS, MAX_WORKERS, BackendName, PlainUrl,
+    ProjectPath, StrictSettings, changed_fields,
 )  # fmt: skip
 
 Dtype = Literal["auto", "bfloat16", "float16", "float32"]
@@ -52,8 +52,8 @@ class TrackingSettings(StrictSettings):
         "system_metrics_interval_s": "how often the machine is sampled while a stage runs, not what is computed",
     }
 
-    tracking_uri: str | None = None
-    artifact_root: str | None = None
+    tracking_uri: PlainUrl | None = None
+    artifact_root: PlainUrl | None = None
     experiment: str = "polyreason"
     run_label: str | None = None
     overrides: dict[str, str] = {}
@@ -92,7 +92,7 @@ class ModelSettings(StrictSettings):
     chat: bool = False
     thinking: bool = False
     device: Device = "auto"
-    base_url: str | None = None
+    base_url: PlainUrl | None = None
     api_key_env: str | None = None
     max_concurrency: int = Field(default=4, ge=1, le=MAX_WORKERS)
     max_retries: int = Field(default=5, ge=0, le=100)

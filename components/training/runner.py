@@ -47,7 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from components.settings import GRPOStageSettings, LoraSettings, ModelSettings, SFTSettings
-from components.settings.base import unknown_name_message
+from components.settings.base import REVEAL_CREDENTIALS, unknown_name_message
 from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
 from components.training.nodes import Rendezvous, accelerate_world
@@ -93,7 +93,8 @@ def write_job(job: TrainingJob, out_dir: Path) -> Path:
     """``<out_dir>/job.json``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "job.json"
-    path.write_text(job.model_dump_json(indent=1), encoding="utf-8")
+    # the trainer process calls what the job names (a reward's judge): its URLs keep their credentials
+    path.write_text(job.model_dump_json(indent=1, context={REVEAL_CREDENTIALS: True}), encoding="utf-8")
     return path
 
 
