@@ -86,10 +86,12 @@ def _input_file(path: Path) -> Path:
     return path
 
 
-def _report_rows(result: dict, path: Path) -> None:
-    """Exit 2 when no row was valid; otherwise say how many rows were skipped."""
+def _report_rows(result: dict, path: Path, named: bool = False) -> None:
+    """Exit 2 when no row was valid; otherwise say how many rows were skipped (``named``: and which, on stderr, when
+    stdout holds the JSON alone)."""
     from components.scoring import bad_rows
     from cli.preflight import Refused
+    from cli.terminal import error_lines
 
     bad, problems = bad_rows(result), len(result.get("errors", []))
     if not result.get("rows"):
@@ -97,6 +99,8 @@ def _report_rows(result: dict, path: Path) -> None:
         raise Refused([f"{path}: no valid row ({bad} bad row(s)); first: {first}"])
     if bad:
         typer.echo(f"{bad} bad row(s) skipped ({problems} problem(s)); see 'errors'", err=True)
+        if named:
+            typer.echo("\n".join(error_lines(result["errors"])[1:]), err=True)
 
 
 @app.command()
@@ -118,7 +122,7 @@ def score(
     settings = ScoringSettings(verifier=verifier, lcpr_rule=lcpr_rule, max_context=max_context,
                                words_path=None if words is None else str(words))
     result = score_file(_input_file(input), settings)
-    _report_rows(result, input)
+    _report_rows(result, input, named=True)
     _emit(result, out, f"wrote {out}" if out else None)
 
 

@@ -15,8 +15,12 @@ given); ``components.metrics.aggregate`` turns them into corpus metrics with the
 errors. The rules come as the profile's ``ScoringSettings`` section.
 
 Bad input never stops a run: a row that is not JSON, lacks a field, has a field of the wrong
-type or an unknown language becomes an entry of ``errors`` naming file, line and field, and
-every other row is still scored (``bad_rows`` counts rows, not problems). Booleans are JSON
+type, an unknown language or a gold that is not a finite number (``NaN``) becomes an entry of
+``errors`` naming file, line and field, and every other row is still scored (``bad_rows`` counts
+rows, not problems). A row repeating an earlier row's ``(benchmark, id, lang, sample_index)``
+is counted once, and a row without ``benchmark`` among rows that name theirs is left out, each
+named (``components.scoring_input``, which also reads the file twice, one line at a time, so
+completions are never all held). Booleans are JSON
 ``true``/``false`` only: ``"expected": "false"`` is an error, not a truthy string. A UTF-8
 byte-order mark before the first row is skipped. An empty completion is scored as incorrect.
 
@@ -32,9 +36,10 @@ distinct line, step and trace is detected once, in lingua's parallel batch API.
 from __future__ import annotations
 
 import copy
-import json
+import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +51,7 @@ from components.metrics.slc import step_detector
 from components.metrics.sample import Rules, Sample
 from components.metrics.table import QA_HEADLINE, kind_of_rows, row_fields
 from components.settings import ScoringSettings
+from components.scoring_input import iter_jsonl_rows, row_error as _error, rows_to_score, survey
 from components.verification import get_verifier
 
 SCORE_FIELDS = ("id", "lang", "gold", "completion")
@@ -58,11 +64,6 @@ _OPTIONAL: dict[str, tuple[type, int | None]] = {  # field -> (type, smallest va
 _CHUNK = 512  # rows detected per lingua batch
 
 
-def _error(source: str, line: int, field: str | None, message: str) -> dict[str, Any]:
-    where = f"{source}:{line}" + (f": field '{field}'" if field else "")
-    return {"file": source, "line": line, "field": field, "message": f"{where}: {message}"}
-
-
 def _check_row(row: Any, required: Sequence[str], source: str, line: int) -> list[dict[str, Any]]:
     if not isinstance(row, Mapping):
         return [_error(source, line, None, f"row is a JSON {type(row).__name__}, expected an object")]
@@ -73,6 +74,8 @@ def _check_row(row: Any, required: Sequence[str], source: str, line: int) -> lis
             errors.append(_error(source, line, field, "missing"))
         elif field in _NUMBER_FIELDS and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
             errors.append(_error(source, line, field, f"expected a string or number, got {value!r}"))
+        elif field in _NUMBER_FIELDS and isinstance(value, float) and not math.isfinite(value):
+            errors.append(_error(source, line, field, f"{value} is not a finite number (not scored as wrong: left out)"))
         elif field not in _NUMBER_FIELDS and not isinstance(value, str):
             errors.append(_error(source, line, field, f"expected a string, got {value!r}"))
     if isinstance(row.get("lang"), str) and not is_supported(row["lang"]):
@@ -111,16 +114,11 @@ def validate_rows(rows: Sequence[Any], required: Sequence[str], *, source: str =
 def read_jsonl_rows(path: str | Path) -> tuple[list[tuple[int, Any]], list[dict[str, Any]]]:
     """``([(line_number, parsed_row), ...], errors)``; blank lines are skipped, bad JSON is an error."""
     rows, errors = [], []
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is no part of row 1
-                if text.strip():
-                    rows.append((number, json.loads(text)))
-            except UnicodeDecodeError as exc:
-                errors.append(_error(str(path), number, None, f"not UTF-8 ({exc.reason})"))
-            except json.JSONDecodeError as exc:
-                errors.append(_error(str(path), number, None, f"not valid JSON ({exc.msg})"))
+    for number, row, error in iter_jsonl_rows(path):
+        if error is None:
+            rows.append((number, row))
+        else:
+            errors.append(error)
     return rows, errors
 
 
@@ -179,14 +177,20 @@ def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(
     aggregates ``lcpr_<rule>``, ``lpr_<rule>``, ``wpr_<rule>``. ``headline`` is the accuracy the
     reports lead with (the section's; ``fem`` for QA rows).
     """
+    lines = line_numbers if line_numbers is not None else range(1, len(rows) + 1)
+    return _score_numbered(lambda: zip(lines, rows, repeat(None)), settings, source)
+
+
+def _score_numbered(numbered: Callable[[], Iterable[tuple[int, Any, Any]]], settings: ScoringSettings, source: str) -> dict[str, Any]:
+    """``score_rows`` over ``numbered()``, an iterable of ``(line, row, read error)`` made anew for each of two
+    passes (``components.scoring_input``): rows left out are named in ``errors``, completions are never all held."""
     rules = _rules(settings)
-    valid, errors = validate_rows(rows, SCORE_FIELDS, source=source, line_numbers=line_numbers)
-    kind = kind_of_rows(valid)
-    detector = get_detector({row["lang"] for row in valid})
-    scored = []
-    for start in range(0, len(valid), _CHUNK):  # a memo per chunk keeps memory bounded
-        scored += _score_chunk(valid[start : start + _CHUNK], Rules(detector=MemoDetector(detector), kind=kind,
-                                                                    **rules))
+    found = survey(numbered, lambda row, line: _check_row(row, SCORE_FIELDS, source, line), source)
+    kind = kind_of_rows({"benchmark": name} for name in found.benchmarks)
+    detector = get_detector(found.languages)
+    scored, errors = [], found.errors
+    for chunk in rows_to_score(numbered(), found.excluded, _CHUNK):  # a memo per chunk keeps memory bounded
+        scored += _score_chunk(chunk, Rules(detector=MemoDetector(detector), kind=kind, **rules))
     options = {"pass_k": settings.pass_k, "bootstrap": Bootstrap(settings.bootstrap_resamples, settings.bootstrap_seed)}
     per_lang = aggregate.per_language(scored, **options)
     return {
@@ -208,12 +212,9 @@ def _by_benchmark(scored: list[dict], per_lang: dict[str, dict], options: dict[s
 
 
 def score_file(path: str | Path, settings: ScoringSettings = ScoringSettings()) -> dict[str, Any]:
-    """``score_rows`` over a JSONL file; unparseable lines join ``errors`` with their line number."""
-    numbered, read_errors = read_jsonl_rows(path)
-    result = score_rows([row for _, row in numbered], settings, source=str(path),
-                        line_numbers=[number for number, _ in numbered])
-    result["errors"] = sorted(read_errors + result["errors"], key=lambda e: e["line"])
-    return result
+    """``score_rows`` over a JSONL file read twice, one line at a time; unparseable lines join ``errors`` with their
+    line number."""
+    return _score_numbered(lambda: iter_jsonl_rows(path), settings, str(path))
 
 
 def verify_rows(rows: Sequence[Any], verifier: str, *, source: str = "<rows>",

@@ -45,6 +45,7 @@ SMOKE = {
                              lambda out: out["identical"] is True),
     "reward_scale.py": (["--smoke"], {"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms", "thread_scaling"}, None),
     "score.py": (["--smoke"], {"rows_per_s", "detector_build_s"}, None),
+    "score_memory.py": (["--smoke"], {"file_mb", "peak_mb", "baseline_peak_mb", "growth_mb", "growth_per_file_mb"}, None),
 }
 # bench files that are not benches run here, and why
 NOT_RUN = {
