@@ -31,9 +31,26 @@ def project_paths(project_dir: str | Path) -> dict[str, Path]:
     }
 
 
+def checked_project_dir(project_dir: str | Path) -> Path:
+    """``--project-dir`` resolved; ``Refused`` (exit 2, one line) when it cannot be a directory: a file, inside a
+    file, or a symbolic-link loop."""
+    from cli.preflight import Refused, unreadable
+
+    given = Path(project_dir).expanduser()
+    try:
+        root = given.resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError for a symbolic-link loop
+        raise Refused([f"--project-dir {project_dir}: {unreadable(given) or 'cannot be resolved'}"]) from None
+    for path in (root, *root.parents):
+        if path.exists() and not path.is_dir():
+            where = "is a file" if path == root else f"{path} is a file"
+            raise Refused([f"--project-dir {project_dir}: {where}, not a directory"])
+    return root
+
+
 def configure(project_dir: str | Path) -> dict[str, Path]:
     """Set environment defaults for a project directory; returns its paths."""
-    paths = project_paths(project_dir)
+    paths = project_paths(checked_project_dir(project_dir))
     defaults = {
         "PREFECT_HOME": str(paths["prefect_home"]),
         "PREFECT_RESULTS_LOCAL_STORAGE_PATH": str(paths["results"]),

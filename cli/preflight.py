@@ -19,6 +19,7 @@ runner a fan-out needs (its optional package), and the tracking store last
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 from pathlib import Path
@@ -73,9 +74,31 @@ def path_problems(section: Any, where: str) -> list[str]:
         path = Path(value).expanduser()
         if "{" in path.name and "{" not in str(path.parent):
             path = path.parent
-        if "{" not in str(path) and not path.exists():
-            problems.append(f"{key}: {path} does not exist")
+        if "{" not in str(path) and (problem := unreadable(path)):
+            problems.append(f"{key}: {path} {problem}")
     return problems
+
+
+def unreadable(path: Path) -> str | None:
+    """Why ``path`` cannot be read (``does not exist``, a symbolic-link loop, no permission), or ``None``.
+
+    ``Path.exists`` says ``False`` for all of them; ``os.stat``'s error tells them apart.
+
+    >>> import tempfile; loop = Path(tempfile.mkdtemp()) / "a"; loop.symlink_to(loop)
+    >>> unreadable(loop), unreadable(loop.parent / "b"), unreadable(loop.parent)
+    ('is a symbolic-link loop (it leads back to itself)', 'does not exist', None)
+    """
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except NotADirectoryError:
+        return "does not exist (a part of its path is a file)"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "is a symbolic-link loop (it leads back to itself)"
+        return f"cannot be read ({error.strerror})"
+    return None
 
 
 def benchmark_problems(section: Any, where: str) -> list[str]:

@@ -87,6 +87,21 @@ def redact_credentials(value: Any) -> Any:
     return value
 
 
+def credential_keys(value: Any, where: str) -> list[str]:
+    """The dotted keys under ``where`` whose strings hold a URL with a user or password.
+
+    >>> credential_keys({"model": {"base_url": "http://a:b@h/v1"}, "urls": ["http://h", "ftp://u@h"]}, "x")
+    ['x.model.base_url', 'x.urls.1']
+    """
+    if isinstance(value, str):
+        return [where] if redact_credentials(value) != value else []
+    if isinstance(value, dict):
+        return [key for name, item in value.items() for key in credential_keys(item, f"{where}.{name}")]
+    if isinstance(value, (list, tuple)):
+        return [key for index, item in enumerate(value) for key in credential_keys(item, f"{where}.{index}")]
+    return []
+
+
 def plain_url(value: str | None) -> str | None:
     """A URL setting as given; ``ValueError`` when its credentials are the ``***`` a written-out profile holds.
 

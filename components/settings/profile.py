@@ -32,7 +32,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.settings.answers import answer_format_problems
 from components.settings.audit import AuditSettings, stress_table_languages
-from components.settings.base import StrictSettings, is_path_field, unknown_name_message
+from components.settings.base import StrictSettings, credential_keys, is_path_field, unknown_name_message
 from components.settings.data import DataSettings, source_overlaps
 from components.settings.evaluation import EvaluationSettings
 from components.settings.execution import ExecutionSettings
@@ -129,6 +129,7 @@ class Profile(StrictSettings):
         problems = data_problems(self) + grpo_problems(self) + audit_problems(self) + recipe_problems(self)
         problems += execution_problems(self)
         problems += answer_format_problems(self.evaluation) + length_problems(self) + registry_problems(self)
+        problems += placement_problems(self)
         if problems:
             raise ValueError(join_problems(problems))
         return self
@@ -145,6 +146,21 @@ class Profile(StrictSettings):
         """
         base = Path(self.project_dir or ".").resolve()
         return self.model_copy(update={"project_dir": str(base), **absolute_paths(self, base)})
+
+
+def placement_problems(profile: "Profile") -> list[str]:
+    """A placed stage whose settings (or the tracking store) hold a URL with a user and password: the stage's
+    parameters reach its work pool through Prefect, which carries them redacted (``http://***@host``)."""
+    problems = []
+    for stage in profile.placement:
+        section = "data" if stage == "rejection" else stage
+        keys = credential_keys(profile.tracking.model_dump(), "tracking")
+        keys += credential_keys(getattr(profile, section).model_dump(), section) if getattr(profile, section) else []
+        if keys:
+            problems.append(f"placement.{stage}, {', '.join(keys)}: a URL with a user and password reaches a placed "
+                            "stage through Prefect's parameters, which carry it redacted (***); run the stage here "
+                            "(drop it from placement) or use a URL without credentials")
+    return problems
 
 
 def registry_problems(profile: "Profile") -> list[str]:

@@ -46,6 +46,11 @@ PROFILES = {  # file name -> content (a dict is written as YAML-compatible JSON)
         "rewards": [{"name": "pcs"}], "sampling": {"n": 2, "temperature": 1.0}}},
     "duplicate-benchmark.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "mgsm", "languages": ["en"]},
                                                        {"name": "mgsm", "data_dir": "mgsm", "languages": ["fr"]}]),
+    "alias-bomb.yaml": "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)) + "evaluation: {sampling: *a9}\n",
+    "sampling-twice.yaml": "evaluation:\n  model: {backend: fake, model: fake}\n  sampling: {n: 2}\n"
+                           "  benchmarks: [{name: mgsm, data_dir: mgsm}]\n  sampling: {n: 4}\n",
+    "loop-data-dir.yaml": evaluation(benchmarks=[{"name": "mgsm", "data_dir": "loop", "languages": ["en"]}]),
 }
 
 # (Found item, case, command line, what the message must name)
@@ -79,6 +84,16 @@ CASES = [
      "`evaluation.benchmarks`?"),
     ("8", "non-UTF-8 profile", ["evaluate", "latin1.yaml"], "latin1.yaml: not UTF-8 text"),
     ("8", "score: no valid row", ["score", "all-bad.jsonl"], "all-bad.jsonl: no valid row (3 bad row(s))"),
+    ("bounds", "an alias bomb", ["evaluate", "alias-bomb.yaml"],
+     "alias-bomb.yaml: line 2: YAML aliases (*name, with &name anchors) are not allowed in a profile"),
+    ("bounds", "a section given twice", ["evaluate", "sampling-twice.yaml"],
+     "sampling-twice.yaml: line 5: key `evaluation.sampling` given twice (first at line 3): keep one"),
+    ("bounds", "sampling.n=10**30", ["evaluate", "ok.yaml", "evaluation.sampling.n=1" + "0" * 30],
+     "evaluation.sampling.n: Input should be less than or equal to 10000"),
+    ("bounds", "temperature .inf", ["evaluate", "ok.yaml", "evaluation.sampling.temperature=.inf"],
+     "evaluation.sampling.temperature: Input should be a finite number"),
+    ("smaller", "a data_dir symlink loop", ["evaluate", "loop-data-dir.yaml"],
+     "evaluation.benchmarks.0.data_dir: {p}/loop is a symbolic-link loop (it leads back to itself)"),
     ("8", "verify: no valid row", ["verify", "all-bad.jsonl"], "all-bad.jsonl: no valid row (3 bad row(s))"),
     ("8", "verify: \"expected\": \"false\"", ["verify", "string-booleans.jsonl"],
      "string-booleans.jsonl:1: field 'expected': expected true or false, got 'false'"),
@@ -107,6 +122,8 @@ def project(tmp_path_factory) -> Path:
     for name, content in PROFILES.items():
         (root / name).write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
     (root / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    (root / "loop").symlink_to(root / "loop")
+    (root / "a-file").write_text("not a directory\n", encoding="utf-8")
     (root / "rl.jsonl").write_text("".join(json.dumps({"question": "q", "gold": "1", "lang": "fr"}) + "\n"
                                            for _ in range(4)))
     (root / "all-bad.jsonl").write_text("".join(json.dumps({"id": i, "lang": "xx"}) + "\n" for i in range(3)))
@@ -179,3 +196,17 @@ def test_deploy_and_worker_find_a_server_configured_in_prefects_settings(tmp_pat
         assert os.environ["PREFECT_API_URL"] == url
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("where, named", [
+    ("a-file", "--project-dir {p}/a-file: is a file, not a directory"),
+    ("a-file/inside", "--project-dir {p}/a-file/inside: {p}/a-file is a file, not a directory"),
+    ("loop", "--project-dir {p}/loop: is a symbolic-link loop (it leads back to itself)"),
+])
+def test_a_project_dir_that_cannot_be_a_directory_is_one_line_with_exit_2(project, monkeypatch, where, named):
+    from cli.app import app
+
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["evaluate", "ok.yaml", "--project-dir", str(project / where)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [f"polyreason evaluate: {named.format(p=project)}"]

@@ -57,3 +57,19 @@ def test_a_misspelled_list_key_in_the_run_form_fails_with_its_one_line_and_no_tr
                              "did you mean `evaluation.benchmarks`?")
     assert "Traceback" not in caplog.text
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("override, named", [
+    ("evaluation.sampling.n=1" + "0" * 30, "evaluation.sampling.n: Input should be less than or equal to 10000"),
+    ("evaluation.sampling.temperature=.inf", "evaluation.sampling.temperature: Input should be a finite number"),
+])
+def test_an_unbounded_number_in_the_run_form_fails_before_any_work_naming_its_key(tmp_path, monkeypatch, override,
+                                                                                   named):
+    """The bounds live on the settings: the Run form's overrides meet them as the command line's do."""
+    from flows.entry import evaluate
+
+    monkeypatch.setenv("POLYREASON_PROJECT_DIR", str(tmp_path))
+    state = evaluate(profile="cpu-demo", overrides=[override], return_state=True)
+    assert state.is_failed()
+    assert named in state.message
+    assert list(tmp_path.iterdir()) == []

@@ -66,3 +66,10 @@ def test_mlflow_params_tags_and_the_json_result_hide_urls_they_are_handed():
     assert json.loads(as_json({"run_url": "http://u:p@mlflow:5000/#/runs/1", "n": 2})) == \
         {"run_url": "http://***@mlflow:5000/#/runs/1", "n": 2}
     assert where_lines("http://u:p@mlflow:5000/#/runs/1", None) == ["MLflow run: http://***@mlflow:5000/#/runs/1"]
+
+
+def test_a_placed_stage_cannot_take_a_url_with_credentials():
+    """Its parameters reach the work pool through Prefect, redacted: refused before any work, naming the keys."""
+    with pytest.raises(ProfileError, match=r"placement\.evaluation, tracking\.tracking_uri, "
+                                           r"evaluation\.model\.base_url: a URL with a user and password"):
+        load_profile_dict({**PROFILE, "placement": {"evaluation": "gpu-pool"}})
