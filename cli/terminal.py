@@ -95,7 +95,7 @@ def as_json(result: Any) -> str:
     password (``components.settings.redact_credentials``)."""
     from components.settings import redact_credentials
 
-    return json.dumps(redact_credentials(json.loads(json.dumps(result, default=str))), ensure_ascii=False, indent=2)
+    return redact_credentials(json.dumps(result, ensure_ascii=False, indent=2, default=str))  # the text, not a copy
 
 
 # ---------------------------------------------------------------- the recipe

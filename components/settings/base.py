@@ -68,7 +68,7 @@ INT64 = 2**63 - 1  # the largest integer Prefect's database (and JSON readers in
 
 
 REVEAL_CREDENTIALS = "reveal_url_credentials"  # serialization-context key: keep URL credentials in a JSON dump
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")  # greedy: up to the authority's last @
+_USERINFO = re.compile(r'(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s"]*@')  # greedy: the authority's last @
 
 
 def redact_credentials(value: Any) -> Any:

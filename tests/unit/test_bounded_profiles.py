@@ -80,9 +80,9 @@ def test_a_key_given_twice_inside_a_list_item_is_named_with_its_index(tmp_path):
 
 
 def test_a_mapping_sharing_its_parts_past_the_budget_is_refused_before_it_is_copied():
-    shared: list = ["x"] * 100
-    for _ in range(5):  # 100^6 values once written out, a few hundred objects in memory
-        shared = [shared] * 100
+    shared: list = ["x"] * 110
+    for _ in range(2):  # 110^3 (1.3 million) values once written out, three lists in memory; small enough that
+        shared = [shared] * 110  # a loader without the budget copies it in ~100 MB rather than exhausting memory
     with pytest.raises(ProfileError, match="stands for more than 1000000 values"):
         load_profile_dict({**EVALUATION, "nightly": {"models": shared}})
 
