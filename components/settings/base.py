@@ -10,7 +10,8 @@
   to values no field types (trl's keys of a trainer section, a reward's ``params``).
 * Credentials in URLs: a section written out as JSON (``model_dump(mode="json")``: MLflow
   params, Prefect's flow-run parameters, ``--json``, ``profile.yaml``) has the user and
-  password of every URL in its strings replaced by ``***`` (``http://***@host``), so a
+  password of every URL in its strings replaced by ``***`` (``http://***@host``; its
+  ``repr`` too, which reaches logs and tracebacks), so a
   ``base_url: http://alice:PASS@host/v1`` reaches the backend from the settings object
   but no log. A hand-over to another process of ours that needs the secret (a job file,
   a fanned-out generation's work file, a profile shrunk for a pilot) dumps with the
@@ -124,6 +125,10 @@ class StrictSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     OPERATIONAL: ClassVar[dict[str, str]] = {}
+
+    def __repr_args__(self):  # repr() and str() reach logs and tracebacks: no URL's user or password either
+        for name, value in super().__repr_args__():
+            yield name, redact_credentials(value) if isinstance(value, (str, dict, list)) else value
 
     @model_serializer(mode="wrap")
     def _without_credentials(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo):

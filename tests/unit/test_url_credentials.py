@@ -33,6 +33,12 @@ def test_the_settings_keep_the_secret_and_every_json_form_hides_it():
     assert params["evaluation.model.base_url"] == SHOWN and "MLPW" not in json.dumps(params)
 
 
+def test_repr_and_str_hide_it_too():
+    model = ModelSettings(backend="openai", model="m", base_url=URL)
+    assert "PASS" not in repr(model) and "PASS" not in str(model) and SHOWN in repr(model)
+    assert "MLPW" not in repr(load_profile_dict(PROFILE))
+
+
 def test_a_hand_over_to_our_own_process_keeps_the_secret():
     model = ModelSettings(backend="openai", model="m", base_url=URL)
     assert json.loads(model.model_dump_json(context=REVEALED))["base_url"] == URL
