@@ -45,7 +45,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import lingua
@@ -120,9 +120,18 @@ _GREEK_CHAR = re.compile(f"[{SCRIPT_RANGES['greek']}]")
 _LATIN_OR_GREEK_RUN = re.compile(f"[{SCRIPT_RANGES['latin']}]+|[{SCRIPT_RANGES['greek']}]+")
 _KANA = re.compile(f"[{SCRIPT_RANGES['kana']}]")
 # the non-Latin scripts a line's letters can tie between in lingua's rules (Han and kana are Japanese's together)
-_SCRIPT_GROUPS = [re.compile(f"[{SCRIPT_RANGES['han']}{SCRIPT_RANGES['kana']}]")] + [
-    re.compile(f"[{body}]") for name, body in SCRIPT_RANGES.items() if name not in ("latin", "han", "kana")]
-TIE_VOTES = 16  # lingua calls on a line of several scripts; a two-way tie shows both answers but with p = 2**-15
+# the non-Latin scripts ``one_script`` counts, in order: Han with kana (Japanese writes both), then the others
+_SCRIPT_BODIES = [SCRIPT_RANGES["han"] + SCRIPT_RANGES["kana"]] + [
+    body for name, body in SCRIPT_RANGES.items() if name not in ("latin", "han", "kana")]
+_SCRIPT_GROUPS = [re.compile(f"[{body}]") for body in _SCRIPT_BODIES]
+_ANY_SCRIPT = re.compile(f"[{''.join(_SCRIPT_BODIES)}]")
+_OTHER_SCRIPTS = [re.compile(f"[{''.join(b for j, b in enumerate(_SCRIPT_BODIES) if j != i)}]")
+                  for i in range(len(_SCRIPT_BODIES))]
+
+
+def _script_of(char: str) -> int:
+    return next(index for index, group in enumerate(_SCRIPT_GROUPS) if group.match(char))
+_TIE = 1e-12  # lingua's detect_language_of answers nothing when its two best confidences are this close
 _OTHER_LETTER = re.compile(f"(?![{SCRIPT_RANGES['latin']}{SCRIPT_RANGES['greek']}]){LETTER_CLASS}")
 UNIT_WORDS = frozenset(
     {"cm", "mm", "km", "kg", "mg", "ml", "dl", "cl", "kl", "ha", "min", "sec", "hr", "hrs",
@@ -266,6 +275,46 @@ def uses_latin_script(lang: str) -> bool:
     return scripts_of(lang) == ("latin",)
 
 
+class Reading(NamedTuple):
+    """lingua's answer on one text (``compute_language_confidence_values``): its top language (None: no letters,
+    or a tie), the margin of the top confidence over the runner-up's (1.0 where lingua's rules name one language)
+    and the confidences of ``MIN_CONFIDENCE`` or more, best first."""
+
+    language: str | None
+    margin: float
+    confidences: tuple[tuple[str, float], ...] = ()
+
+    def confidence(self, lang: str) -> float:
+        """lingua's confidence in ``lang`` (0.0 below ``MIN_CONFIDENCE``)."""
+        return next((value for code, value in self.confidences if code == lang), 0.0)
+
+
+NO_READING = Reading(None, 0.0)
+MIN_CONFIDENCE = 0.005  # smaller confidences are not kept (a memo holds many readings)
+
+
+def one_script(text: str) -> str:
+    """``text`` with one non-Latin script left when it holds two or more.
+
+    lingua's rules can tie between the words of two scripts on such a line (mixed-script noise), and its
+    choice then follows hash-map order, so one text got one language in one call and another in the next.
+    The rule here is deterministic: the characters of each non-Latin script are counted (Han and kana
+    together), the script with most wins (a tie goes to the first in ``SCRIPT_RANGES`` order) and the
+    characters of the other non-Latin scripts become spaces; Latin letters stay. lingua's answer on what is
+    left is the same on every call. A line of at most one non-Latin script is left whole.
+
+    >>> one_script("场ジ ขข 文"), one_script("ขขข 场 ok"), one_script("Total 合計")
+    ('场ジ    文', 'ขขข   ok', 'Total 合計')
+    """
+    first = _ANY_SCRIPT.search(text)
+    if first is None or not _OTHER_SCRIPTS[_script_of(first.group())].search(text):
+        return text
+    counts = [len(group.findall(text)) for group in _SCRIPT_GROUPS]
+    winner = max(range(len(counts)), key=lambda index: (counts[index], -index))
+    others = "".join(body for index, body in enumerate(_SCRIPT_BODIES) if index != winner)
+    return re.sub(f"[{others}]", " ", text)
+
+
 class LanguageDetector:
     """A lingua detector over a fixed set of ISO 639-1 languages; answers ISO codes."""
 
@@ -280,50 +329,46 @@ class LanguageDetector:
 
     def detect(self, text: str, *, clean: bool = True) -> str | None:
         """Top-1 language of ``text`` (cleaned first unless ``clean=False``); None without letters."""
-        if clean:
-            text = clean_for_detection(text)
-        if not has_letters(text):
-            return None
-        language = self._detector.detect_language_of(text)
-        return self._stable(text, None if language is None else self._settled(text, self._to_code[language]))
+        return self.read(text, clean=clean).language
 
-    def _stable(self, text: str, code: str | None) -> str | None:
-        """``code``, or on a line of two or more non-Latin scripts the first in code order of the answers lingua
-        gives over ``TIE_VOTES`` calls (see ``_settled``: there its rules can tie, and break the tie at random)."""
-        if sum(1 for group in _SCRIPT_GROUPS if group.search(text)) < 2:
-            return code
-        calls = (self._detector.detect_language_of(text) for _ in range(TIE_VOTES))
-        answers = {code} | {self._settled(text, self._to_code[found]) if found else None for found in calls}
-        return min(answers, key=lambda answer: (answer is None, answer or ""))
+    def read(self, text: str, *, clean: bool = True) -> Reading:
+        """lingua's top language of ``text`` and its margin (see ``read_many``)."""
+        return self.read_many([text], clean=clean)[0]
 
     def detect_many(self, texts: Sequence[str], *, clean: bool = True) -> list[str | None]:
         """``detect`` over many texts with lingua's parallel batch API."""
+        return [reading.language for reading in self.read_many(texts, clean=clean)]
+
+    def read_many(self, texts: Sequence[str], *, clean: bool = True) -> list[Reading]:
+        """Each text's ``Reading``, from lingua's confidence values (its parallel batch API).
+
+        The top language is what lingua's ``detect_language_of`` answers (``None`` when its two best
+        languages are equal); a text of several non-Latin scripts is read as ``one_script`` makes it, and
+        one holding kana that lingua reads as Chinese or Japanese is Japanese (lingua's own kana rule,
+        which a tie between words of Han and of kana can bypass), with margin 1.0.
+        """
         cleaned = [clean_for_detection(text) for text in texts] if clean else list(texts)
         positions = [index for index, text in enumerate(cleaned) if has_letters(text)]
-        found = self._detector.detect_languages_in_parallel_of([cleaned[i] for i in positions])
-        result: list[str | None] = [None] * len(cleaned)
-        for index, language in zip(positions, found, strict=True):
-            code = None if language is None else self._settled(cleaned[index], self._to_code[language])
-            result[index] = self._stable(cleaned[index], code)
+        asked = [one_script(cleaned[index]) for index in positions]
+        found = self._detector.compute_language_confidence_values_in_parallel(asked)
+        result = [NO_READING] * len(cleaned)
+        for index, text, values in zip(positions, asked, found, strict=True):
+            result[index] = self._reading(text, values)
         return result
 
-    def _settled(self, text: str, code: str) -> str:
-        """lingua's answer, with its kana rule held to: a text holding kana is Japanese.
-
-        lingua's rule-based step reads Hiragana and Katakana as Japanese, but on a
-        text where words of several scripts tie (mixed-script noise) it picks among
-        their languages by hash-map order, differently from one call to the next;
-        so one text could score as Chinese in one process and Japanese in another.
-        A tie between Han and kana is settled here by that rule; one between other
-        scripts by ``_stable``. Hand-written: lingua has no deterministic tie-break.
-        """
-        if code == "zh" and "ja" in self.languages and _KANA.search(text):
-            return "ja"
-        return code
+    def _reading(self, text: str, values: Sequence) -> Reading:
+        if not values:
+            return NO_READING
+        top, runner_up = values[0].value, values[1].value if len(values) > 1 else 0.0
+        language = self._to_code[values[0].language]
+        if language in ("zh", "ja") and "ja" in self.languages and _KANA.search(text):
+            return Reading("ja", 1.0, (("ja", 1.0),))
+        kept = tuple((self._to_code[v.language], v.value) for v in values if v.value >= MIN_CONFIDENCE)
+        return Reading(language, top - runner_up, kept) if top - runner_up > _TIE else NO_READING
 
 
 class MemoDetector:
-    """Wraps a ``LanguageDetector`` with a memo: ``prefetch`` batch-detects, ``detect`` looks up.
+    """Wraps a ``LanguageDetector`` with a memo: ``prefetch`` batch-reads, ``detect`` and ``read`` look up.
 
     Scoring detects the same line once for LCPR, SLC and language consistency, and many
     rows at once through lingua's parallel API. ``max_entries`` bounds a long-lived memo:
@@ -334,7 +379,7 @@ class MemoDetector:
         self.detector = detector
         self.languages = detector.languages
         self.max_entries = max_entries
-        self._memo: dict[tuple[str, bool], str | None] = {}
+        self._memo: dict[tuple[str, bool], Reading] = {}
 
     def _keep_only(self, keys: Iterable[tuple[str, bool]]) -> None:
         if self.max_entries is not None and len(self._memo) > self.max_entries:
@@ -342,8 +387,8 @@ class MemoDetector:
 
     def _add(self, texts: Iterable[str], clean: bool) -> None:
         todo = list(dict.fromkeys(t for t in texts if (t, clean) not in self._memo))
-        for text, language in zip(todo, self.detector.detect_many(todo, clean=clean), strict=True):
-            self._memo[(text, clean)] = language
+        for text, reading in zip(todo, self.detector.read_many(todo, clean=clean), strict=True):
+            self._memo[(text, clean)] = reading
 
     def prefetch(self, texts: Iterable[str], *, clean: bool = True) -> None:
         texts = list(dict.fromkeys(texts))
@@ -368,24 +413,27 @@ class MemoDetector:
                 return
             self._add(recorder.missing, False)
 
-    def detect(self, text: str, *, clean: bool = True) -> str | None:
+    def read(self, text: str, *, clean: bool = True) -> Reading:
         key = (text, clean)
         if key not in self._memo:
-            self._memo[key] = self.detector.detect(text, clean=clean)
+            self._memo[key] = self.detector.read(text, clean=clean)
         return self._memo[key]
+
+    def detect(self, text: str, *, clean: bool = True) -> str | None:
+        return self.read(text, clean=clean).language
 
 
 class _MissRecorder:
     """Answers ``detect`` from a memo and records what the memo lacks (answering None for it)."""
 
-    def __init__(self, memo: dict[tuple[str, bool], str | None]) -> None:
+    def __init__(self, memo: dict[tuple[str, bool], Reading]) -> None:
         self.memo = memo
         self.missing: list[str] = []
 
     def detect(self, text: str, *, clean: bool = True) -> str | None:
         if (text, clean) not in self.memo:
             self.missing.append(text)
-        return self.memo.get((text, clean))
+        return self.memo.get((text, clean), NO_READING).language
 
 
 def detect_block(detector: LanguageDetector | MemoDetector, text: str) -> str | None:

@@ -6,6 +6,7 @@ import pytest
 
 from components.language import (
     BASE_LANGUAGES,
+    MIN_CONFIDENCE,
     MemoDetector,
     clean_for_detection,
     clean_paragraphs,
@@ -141,13 +142,13 @@ def test_memo_detector_detects_each_text_once(detector):
     class Counting:
         languages = detector.languages
 
-        def detect(self, text, *, clean=True):
+        def read(self, text, *, clean=True):
             calls.append(text)
-            return detector.detect(text, clean=clean)
+            return detector.read(text, clean=clean)
 
-        def detect_many(self, texts, *, clean=True):
+        def read_many(self, texts, *, clean=True):
             calls.extend(texts)
-            return detector.detect_many(texts, clean=clean)
+            return detector.read_many(texts, clean=clean)
 
     memo = MemoDetector(Counting())
     memo.prefetch(["Bonjour à tous.", "Bonjour à tous.", "Hello there my friend."], clean=False)
@@ -182,3 +183,24 @@ def test_a_line_of_several_scripts_gets_one_answer_on_every_call():
     answers = {detector.detect(noise, clean=False) for _ in range(20)}
     assert len(answers) == 1 and answers == set(detector.detect_many([noise] * 20, clean=False))
     assert answers <= {"ja", "th"}
+
+
+def test_a_reading_is_lingua_s_own_answer_and_margin(detector):
+    # lingua's detect_language_of is the oracle for the top language; its confidence values for the margin
+    codes = detector._to_code
+    texts = [text for _, text in GOLDEN] + ["Total: .", "So,", "Il en mange .", "Wait, let me check.", "答え"]
+    for text, found in zip(texts, detector.read_many(texts)):
+        lingua_top = detector._detector.detect_language_of(text)
+        assert found.language == (codes[lingua_top] if lingua_top else None), text
+        values = detector._detector.compute_language_confidence_values(text)
+        assert found.margin == pytest.approx(values[0].value - values[1].value), text
+        for value in values:  # the confidences kept (below MIN_CONFIDENCE: 0)
+            kept = value.value if value.value >= MIN_CONFIDENCE else 0.0
+            assert found.confidence(codes[value.language]) == pytest.approx(kept), text
+
+
+def test_a_line_of_two_scripts_is_read_by_the_one_with_more_characters():
+    detector = get_detector(["en"])
+    # five Thai characters against two Han: read as Thai whatever the order; lingua alone answered by hash order
+    assert {detector.detect(text, clean=False) for text in ("文字 ขอบคุณครับ", "ขอบคุณครับ 文字")} == {"th"}
+    assert detector.read("文字 ขอบคุณครับ", clean=False) == detector.read("ขอบคุณครับ", clean=False)

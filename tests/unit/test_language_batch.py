@@ -21,13 +21,13 @@ class CountingDetector:
         self.batches: list[list[str]] = []
         self.singles: list[str] = []
 
-    def detect_many(self, texts, *, clean=True):
+    def read_many(self, texts, *, clean=True):
         self.batches.append(list(texts))
-        return self.inner.detect_many(texts, clean=clean)
+        return self.inner.read_many(texts, clean=clean)
 
-    def detect(self, text, *, clean=True):
+    def read(self, text, *, clean=True):
         self.singles.append(text)
-        return self.inner.detect(text, clean=clean)
+        return self.inner.read(text, clean=clean)
 
 
 def test_prefetch_blocks_leaves_detect_block_nothing_to_detect():
