@@ -15,7 +15,9 @@ its differences from the upstream code, in its own module:
   its ``compute_metrics.py`` (punctuation deletion, jieba/fugashi tokens, WPR languages).
 
 A rule is an object with ``trace(completion)``, ``line_units(trace, lang)``,
-``line_pass(units, lang, detector)`` and ``word_pass(trace, lang, units=, words=)``;
+``judge_lines(units, lang, detector)`` (each unit's verdict: pass, fail or undecided,
+:mod:`components.metrics.lcpr_lines`), ``trace_verdict(verdicts)`` (the trace's line level from them),
+``line_pass(units, lang, detector)`` (both) and ``word_pass(trace, lang, units=, words=)``;
 ``needs_words`` says whether it reads the English word list. :func:`judge_trace` runs one
 rule on one completion. The function API below (``line_units``, ``units_pass``,
 ``english_words_pass``, ``word_pass`` with ``cleaned=``) keeps the scorer's calls for the two
@@ -35,6 +37,7 @@ from typing import Any, Protocol
 from components.metrics import lcpr_adamame, lcpr_lcb
 from components.metrics.lcpr_adamame import Detector, clean_trace, foreign_words, units_pass
 from components.metrics.lcpr_lcb import english_words_pass, load_english_words
+from components.metrics.lcpr_lines import LineVerdict
 
 __all__ = ["RULES", "Detector", "LcprRule", "clean_trace", "english_words_pass",
            "foreign_words", "get_rule", "judge_trace", "lcpr_from_rates", "line_pass", "line_units",
@@ -48,6 +51,10 @@ class LcprRule(Protocol):
     def trace(self, completion: str) -> str: ...
 
     def line_units(self, trace: str, lang: str | None = None, *, cleaned: str | None = None) -> list[str]: ...
+
+    def judge_lines(self, units: list[str], lang: str, detector: Detector) -> list[LineVerdict]: ...
+
+    def trace_verdict(self, verdicts: list[LineVerdict]) -> bool | None: ...
 
     def line_pass(self, units: list[str], lang: str, detector: Detector) -> bool | None: ...
 

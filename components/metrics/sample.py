@@ -6,7 +6,8 @@ scoring rules (:class:`Rules`: the verifier, the language detector, the LCPR rul
 threshold, the TTC context), and computes on demand, once, what several scorers share:
 the verdict of the answer, the reasoning trace (``components.verification.split_think``),
 its cleaned paragraphs, the lines the LCPR rule checks and the steps SLC checks, and the
-SLC value, and the line and word verdicts under each LCPR rule scored beside the main one;
+SLC value, each checked line's verdict (``line_verdicts``: what ``failed_lines`` and ``score --explain``
+show), and the line and word verdicts under each LCPR rule scored beside the main one;
 for a QA row (``Rules.kind`` ``qa``) the short answer of its last ``<answer>`` block, its
 accepted answers and the searches it made. Scorers are therefore one-liners over a
 ``Sample`` (``components.metrics.table``).
@@ -26,6 +27,7 @@ from typing import Any
 from components.extraction import extract
 from components.language import MemoDetector, clean_paragraphs, detect_block
 from components.metrics.lcpr import LcprRule
+from components.metrics.lcpr_lines import LineVerdict, failed_lines
 from components.metrics.qa import extract_answer, normalize_answer
 from components.metrics.slc import share_in_language, step_units
 from components.retrieval.protocol import INFORMATION_HEAD
@@ -114,8 +116,17 @@ class Sample:
     def slc(self) -> float | None:
         return share_in_language(self.steps, self.lang, self.rules.slc_detector or self.rules.detector)
 
+    @cached_property
+    def line_verdicts(self) -> list[LineVerdict]:
+        """Each checked line's verdict under the LCPR rule (pass, fail or undecided, with lingua's reading)."""
+        return self.rules.rule.judge_lines(self.lines, self.lang, self.rules.detector)
+
     def line_pass(self) -> bool | None:
-        return self.rules.rule.line_pass(self.lines, self.lang, self.rules.detector)
+        return self.rules.rule.trace_verdict(self.line_verdicts)
+
+    def failed_lines(self) -> list[dict] | None:
+        """The failing lines with the language detected in each, on a trace that fails the line level."""
+        return failed_lines(self.line_verdicts) if self.line_pass() is False else None
 
     def word_pass(self) -> bool | None:
         return self.rules.rule.word_pass(self.lcpr_trace, self.lang, units=self.lines, words=self.rules.words,
@@ -136,7 +147,7 @@ class Sample:
     def beside(self, name: str) -> dict[str, bool | None]:
         """``line_pass`` and ``word_pass`` under the rule ``name`` scored beside the main one."""
         rule, (trace, units) = self.rules.beside[name], self._beside_units[name]
-        return {"line_pass": rule.line_pass(units, self.lang, self.rules.detector),
+        return {"line_pass": rule.trace_verdict(rule.judge_lines(units, self.lang, self.rules.detector)),
                 "word_pass": rule.word_pass(trace, self.lang, units=units, words=self.rules.words)}
 
     @cached_property

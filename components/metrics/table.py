@@ -19,7 +19,8 @@ Values over one set of rows (``None`` per row = not applicable, left out):
   problems.
 * ``avg_at_<n>``: mean over problems of their mean correctness (PCS reports avg@4 on
   MMATH); named after the sample count, ``avg_at_n`` when problems have different counts.
-* ``lpr``: share of traces with a line-level verdict that pass; ``wpr``: share of the traces
+* ``lpr``: share of traces with a line-level verdict that pass (a failing row carries ``failed_lines``:
+  each failing line with the language detected, ``components.metrics.lcpr_lines``); ``wpr``: share of the traces
   passing the line level whose word level passes; ``lcpr``: their harmonic mean (AdaMame
   appendix C.3), 0 when ``lpr`` is 0 and ``lpr`` itself when no trace has a word level
   (rule ``lcb`` on Latin-script languages). ``lcpr_<rule>``, ``lpr_<rule>``, ``wpr_<rule>``:
@@ -91,6 +92,7 @@ def _ttc(sample: Any) -> float | None:
 CORRECT = RowField("correct", lambda s: s.verdict["correct"])
 FALLBACK = RowField("fallback", lambda s: s.verdict["fallback"])
 LINE_PASS = RowField("line_pass", lambda s: s.line_pass())
+FAILED_LINES = RowField("failed_lines", lambda s: s.failed_lines())  # the evidence beside a failing line level
 WORD_PASS = RowField("word_pass", lambda s: s.word_pass())
 SLC = RowField("slc", lambda s: s.slc)
 SLC_AND_ACC = RowField("slc_and_acc", lambda s: slc_and_acc(s.verdict["correct"], s.slc, s.rules.slc_threshold))
@@ -152,8 +154,10 @@ def _lcpr_value(totals: np.ndarray) -> np.ndarray:
 
 
 def _lcpr_family(suffix: str, line: RowField, word: RowField, *, main: bool) -> tuple[Metric, Metric, Metric]:
-    """LCPR, LPR and WPR over the line and word verdicts in ``line``/``word`` (WPR over passing lines)."""
-    lpr = row_mean(f"lpr{suffix}", line, lambda row: row.get(line.name), column=main)
+    """LCPR, LPR and WPR over the line and word verdicts in ``line``/``word`` (WPR over passing lines); the main
+    rule's LPR also writes each failing row's ``failed_lines``."""
+    evidence = (line, FAILED_LINES) if main else line
+    lpr = row_mean(f"lpr{suffix}", evidence, lambda row: row.get(line.name), column=main)
     wpr = row_mean(f"wpr{suffix}", (line, word), lambda row: row.get(word.name) if row.get(line.name) is True
                    else None, column=main)
     lcpr = Metric(f"lcpr{suffix}", (line, word), lambda rows: (*lpr.problem_stats(rows), *wpr.problem_stats(rows)),

@@ -35,8 +35,8 @@ def test_names_are_mlflow_safe_and_unique():
 def test_columns_and_row_fields():
     assert columns() == ("accuracy", "lcpr", "lpr", "wpr", "slc", "slc_and_acc", "ttc", "ttc_chars")
     assert compared() == ("accuracy", "lcpr", "slc_and_acc", "ttc")
-    assert set(row_fields()) == {"correct", "line_pass", "word_pass", "slc", "slc_and_acc", "lang_detected", "ttc",
-                               "ttc_chars", "fallback"}
+    assert set(row_fields()) == {"correct", "line_pass", "failed_lines", "word_pass", "slc", "slc_and_acc",
+                                 "lang_detected", "ttc", "ttc_chars", "fallback"}
     assert MACRO_RULES == {"mmath": "source"}
 
 

@@ -380,7 +380,7 @@ def test_adamame_validates_every_two_batches_on_250_per_language_with_the_rollou
 
 FR = "Calculons la somme des deux nombres."
 SAMPLES = [  # one French problem, four samples, one correct; the second trace holds nothing to judge (math only)
-    f"<think>{FR}\nThe sum is four.</think> \\boxed{{4}}",
+    f"<think>{FR}\nThe sum of the two numbers is four.</think> \\boxed{{4}}",
     "<think>2+2=4</think> \\boxed{5}",
     f"<think>{FR}</think> \\boxed{{3}}",
     "<think>Nous additionnons les deux nombres.</think> \\boxed{6}",

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "score_example.jsonl"
 NUMERIC = ScoringSettings(verifier="numeric")
 ROW_FIELDS = {"id", "lang", "benchmark", "sample_index", "extracted", "normalized", "correct", "line_pass",
-              "word_pass", "slc", "lang_detected", "slc_and_acc", "ttc", "ttc_chars", "fallback"}
+              "failed_lines", "word_pass", "slc", "lang_detected", "slc_and_acc", "ttc", "ttc_chars", "fallback"}
 
 
 def completion(trace: str, answer: str) -> str:
@@ -47,9 +47,14 @@ def test_example_file_scores_cleanly(example):
 @pytest.mark.parametrize("lang,pid,sample,expected", [
     ("en", "mgsm-0000", 0, {"correct": True, "line_pass": True, "word_pass": True, "slc": 1.0, "slc_and_acc": True}),
     ("fr", "mgsm-0000", 1, {"correct": True, "line_pass": False, "word_pass": True, "lang_detected": "fr",
-                            "slc_and_acc": False}),
+                            "slc_and_acc": False,
+                            "failed_lines": [{"line": "Wait, let me recompute the remaining eggs first.",
+                                              "detected": "en"}]}),
     ("pt", "mgsm-0000", 1, {"correct": False, "extracted": "20", "line_pass": True, "slc_and_acc": False}),
-    ("ja", "mgsm-0000", 1, {"correct": True, "line_pass": False, "word_pass": False}),
+    ("ja", "mgsm-0000", 1, {"correct": True, "line_pass": False, "word_pass": False,
+                            "failed_lines": [{"line": "So she has eggs left after breakfast and baking.",
+                                              "detected": "en"}]}),
+    ("en", "mgsm-0000", 1, {"line_pass": True, "failed_lines": None}),   # only a failing row carries lines
     ("zh", "mgsm-0000", 1, {"correct": True, "line_pass": True, "word_pass": False, "slc_and_acc": True}),
     ("th", "mgsm-0000", 1, {"correct": False, "extracted": None, "line_pass": None, "word_pass": None, "slc": None,
                             "lang_detected": None, "slc_and_acc": False, "ttc": 0.0, "ttc_chars": 0.0}),
