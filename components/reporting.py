@@ -16,8 +16,12 @@ accuracy against LCPR with one standard error on both axes. A QA benchmark's tab
 columns (fEM first, c3Recall, CLR, EM, searches) and its plot draws fEM against CLR, the
 answer-language rate (``components.metrics.table.LANGUAGE_METRIC``).
 
+``failed_lines_table`` lists every line that failed the LCPR line level, one record each (the row's id,
+language and sample, the line and the language detected in it), so a low LCPR can be read line by line; the
+evaluation logs it as an MLflow table beside the language table.
+
 ``write_report`` renders everything a benchmark logs into one directory (metrics,
-language table, joined generations, the PNG), so the flow can cache rendering
+language table, failed lines, joined generations, the PNG), so the flow can cache rendering
 like any other stage and a cached re-run only uploads files.
 
 >>> key("mgsm", "fr", "pass_at_1")
@@ -41,6 +45,7 @@ from components.metrics.aggregate import COUNT, STDERR
 from components.metrics.table import LANGUAGE_METRIC, kind_of, table_columns
 
 METRICS_FILE, LANGUAGES_FILE, FIGURE_FILE = "metrics.json", "languages.json", "accuracy_vs_lcpr.png"
+FAILED_LINES_FILE = "failed_lines.json"
 
 
 def key(benchmark: str, group: str, metric: str) -> str:
@@ -89,6 +94,7 @@ class BenchmarkReport:
     metrics: dict[str, float] = field(default_factory=dict)
     language_table: list[dict[str, Any]] = field(default_factory=list)
     headline: str = "accuracy"
+    failed_lines: list[dict[str, Any]] = field(default_factory=list)
 
     def generations_table(self, generations: Sequence[Mapping[str, Any]], result: Mapping[str, Any]) -> list[dict]:
         """Generation rows joined with every verdict of their scored row."""
@@ -138,6 +144,19 @@ def benchmark_report(benchmark: str, result: Mapping[str, Any]) -> BenchmarkRepo
     return report
 
 
+def failed_lines_table(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One record per line that failed the LCPR line level: the row (id, language, sample) and the line with the
+    language detected in it, from the scored rows' ``failed_lines``.
+
+    >>> failed_lines_table({"rows": [{"id": "q1", "lang": "fr", "sample_index": 0,
+    ...                               "failed_lines": [{"line": "Wait, let me check.", "detected": "en"}]},
+    ...                              {"id": "q2", "lang": "fr", "sample_index": 0, "failed_lines": None}]})
+    [{'id': 'q1', 'lang': 'fr', 'sample_index': 0, 'line': 'Wait, let me check.', 'detected': 'en'}]
+    """
+    return [{"id": row.get("id"), "lang": row.get("lang"), "sample_index": row.get("sample_index"), **line}
+            for row in result.get("rows", []) for line in row.get("failed_lines") or []]
+
+
 def _language_row(lang: str, values: Mapping[str, Any], headline: str, kind: str = "math") -> dict[str, Any]:
     names = [name for m in table_columns(values, headline, kind) for name in (m, m + STDERR, m + COUNT)]
     return {"lang": lang, "headline": headline, **{name: values.get(name) for name in names},
@@ -159,11 +178,13 @@ def write_report(benchmark: str, generations_path: str | Path, scores_path: str 
     generations = [row for _, row in read_jsonl_rows(generations_path)[0]]  # bad lines: counted by scoring
     result = json.loads(Path(scores_path).read_text(encoding="utf-8"))
     report = benchmark_report(benchmark, result)
+    report.failed_lines = failed_lines_table(result)
     table = report.generations_table(generations, result)
     (out / generations_file(benchmark)).write_text(
         "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in table), encoding="utf-8")
     (out / METRICS_FILE).write_text(json.dumps(report.metrics, sort_keys=True), encoding="utf-8")
     (out / LANGUAGES_FILE).write_text(json.dumps(report.language_table, ensure_ascii=False), encoding="utf-8")
+    (out / FAILED_LINES_FILE).write_text(json.dumps(report.failed_lines, ensure_ascii=False), encoding="utf-8")
     report.figure().savefig(out / FIGURE_FILE, dpi=100)
     return report
 
@@ -175,4 +196,6 @@ def read_report(benchmark: str, out_dir: str | Path) -> BenchmarkReport:
     report.metrics = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
     report.language_table = json.loads((out / LANGUAGES_FILE).read_text(encoding="utf-8"))
     report.headline = next((row["headline"] for row in report.language_table if row.get("headline")), "accuracy")
+    failed = out / FAILED_LINES_FILE
+    report.failed_lines = json.loads(failed.read_text(encoding="utf-8")) if failed.is_file() else []
     return report

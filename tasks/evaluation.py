@@ -203,7 +203,7 @@ def log_benchmark_dataset_task(run: RunRef, benchmark: BenchmarkSettings, items:
 @task(name="log-benchmark", cache_policy=NO_CACHE)
 def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores: ArtifactRef,
                        load_errors: list[str], model_id: str | None = None, dataset=None) -> int:
-    """Upload one rendered benchmark report (metrics, generations, table, plot) to the flow's MLflow run; the
+    """Upload one rendered benchmark report (metrics, generations, tables, plot) to the flow's MLflow run; the
     number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset."""
     from components.reporting import FIGURE_FILE, generations_file, read_report
 
@@ -216,6 +216,8 @@ def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores:
     tracking.log_artifact(run, out_dir / generations_file(benchmark), f"evaluation/{benchmark}")
     tracking.log_artifact(run, out_dir / FIGURE_FILE, f"evaluation/{benchmark}")
     tracking.log_table(run, rendered.language_table, f"evaluation/{benchmark}/languages.json")
+    if rendered.failed_lines:  # each line that failed LCPR's line level, with the language detected in it
+        tracking.log_table(run, rendered.failed_lines, f"evaluation/{benchmark}/failed_lines.json")
     if load_errors:  # the skipped rows, as a file of the run (no file in the published scores directory)
         tracking.log_text(run, "\n".join(load_errors) + "\n", f"evaluation/{benchmark}/{benchmark}_load_errors.txt")
     return count

@@ -1,6 +1,7 @@
 """A metric added in one place (one entry of the metric table, here in a fixture) reaches every output:
 scored rows, per-language and group aggregates with their errors, the rendered report, the MLflow run of
-the evaluation, and ``polyreason compare``'s paired comparison read back from that store."""
+the evaluation, and ``polyreason compare``'s paired comparison read back from that store. The same run holds
+the evidence beside LCPR: every line that failed the line level, as a table."""
 
 from __future__ import annotations
 
@@ -53,6 +54,13 @@ def evaluation_run(tmp_path: Path, name: str, generations: Path, uri: str):
     return run, json.loads(scores.read_text(encoding="utf-8"))
 
 
+def failed_lines_table(client, run_id: str, tmp_path: Path) -> list[dict]:
+    """The run's ``evaluation/mgsm/failed_lines.json`` table, read back as records (MLflow's log_table layout)."""
+    path = client.download_artifacts(run_id, "evaluation/mgsm/failed_lines.json", str(tmp_path / "downloaded"))
+    saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    return [dict(zip(saved["columns"], row)) for row in saved["data"]]
+
+
 def test_one_entry_reaches_scores_aggregates_reports_mlflow_and_the_comparison(tmp_path, answer_chars):
     from runtime.project import Project
     from tasks.compare import gather_task, render_task
@@ -68,6 +76,12 @@ def test_one_entry_reaches_scores_aggregates_reports_mlflow_and_the_comparison(t
     assert fr[answer_chars] == pytest.approx(expected_chars(EXAMPLE, "fr")) and fr[f"{answer_chars}_n"] == 2
     # n counts problems (fr: 3 samples of 2; in_domain: the same 2 problems in fr and ja)
     assert fr[f"{answer_chars}_stderr"] is not None and result["groups"]["in_domain"][f"{answer_chars}_n"] == 2
+
+    assert failed_lines_table(tracking.client(uri), run.run_id, tmp_path) == [   # the example's two English lines
+        {"id": "mgsm-0000", "lang": "fr", "sample_index": 1, "line": "Wait, let me recompute the remaining eggs first.",
+         "detected": "en"},
+        {"id": "mgsm-0000", "lang": "ja", "sample_index": 1, "line": "So she has eggs left after breakfast and baking.",
+         "detected": "en"}]
 
     logged = tracking.client(uri).get_run(run.run_id).data.metrics
     for cell in ("fr", "overall", "in_domain"):

@@ -58,3 +58,7 @@ def test_write_report_renders_every_file_and_reads_back(tmp_path):
     again = read_report("mgsm", out)
     assert again.metrics == written.metrics
     assert again.language_table == written.language_table
+    # the lines that failed the line level, one record each (the example's fr and ja samples 1 switch to English)
+    assert [(r["lang"], r["id"], r["sample_index"], r["detected"]) for r in again.failed_lines] == [
+        ("fr", "mgsm-0000", 1, "en"), ("ja", "mgsm-0000", 1, "en")]
+    assert again.failed_lines[0]["line"] == "Wait, let me recompute the remaining eggs first."
