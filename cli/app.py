@@ -110,20 +110,39 @@ def score(
     lcpr_rule: str = typer.Option("adamame", help="LCPR rule (adamame | lcb | ...).", callback=_registered("LCPR rule")),
     words: Optional[Path] = typer.Option(None, help="English word list for --lcpr-rule lcb."),
     max_context: int = typer.Option(8192, min=1, help="Context length for TTC."),
-    out: Optional[Path] = typer.Option(None, help="Write the JSON here instead of stdout."),
+    explain: Optional[str] = typer.Option(None, "--explain", metavar="ID",
+                                          help="Print the LCPR verdict of the rows with this id, line by line."),
+    out: Optional[Path] = typer.Option(None, help="Also write the JSON result here."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
-    """Score completions: accuracy, pass@k, LPR/WPR/LCPR, SLC, SLC&Acc, TTC per language."""
+    """Score completions: accuracy, pass@k, LPR/WPR/LCPR, SLC, SLC&Acc, TTC per language, with 95% intervals."""
+    from components.metrics.aggregate import with_intervals
     from components.scoring import score_file
     from components.settings import ScoringSettings
+    from cli.terminal import score_text
 
     if lcpr_rule.startswith("lcb") and words is None:
         raise typer.BadParameter(f"--lcpr-rule {lcpr_rule} needs --words (the LCB English word list)",
                                  param_hint="'--words'")
     settings = ScoringSettings(verifier=verifier, lcpr_rule=lcpr_rule, max_context=max_context,
                                words_path=None if words is None else str(words))
-    result = score_file(_input_file(input), settings)
-    _report_rows(result, input, named=True)
-    _emit(result, out, f"wrote {out}" if out else None)
+    if explain is not None:
+        return _explain(_input_file(input), explain, settings, out, as_json)
+    result = with_intervals(score_file(_input_file(input), settings))
+    _report_rows(result, input, named=as_json)  # the table lists skipped rows itself
+    _emit(result, out, None if as_json else score_text(result))
+
+
+def _explain(path: Path, row_id: str, settings, out: Optional[Path], as_json: bool) -> None:
+    """``score --explain ID``: the rows with that id, line by line (exit 2 when the file has none)."""
+    from components.scoring_explain import explain_file
+    from cli.preflight import Refused
+    from cli.terminal import explain_text
+
+    explained = explain_file(path, row_id, settings)
+    if not explained["rows"]:
+        raise Refused([f"{path}: no valid row with id {row_id!r}"])
+    _emit(explained, out, None if as_json else explain_text(explained))
 
 
 @app.command()

@@ -20,6 +20,7 @@ import json
 import logging
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
@@ -145,20 +146,31 @@ def where_lines(run_url: str | None, flow_run_url: str | None) -> list[str]:
     return lines
 
 
-def evaluation_text(summary: Mapping[str, Any]) -> str:
-    """One model's evaluation: per benchmark and language each compared metric with its standard error and n
-    (the comparison's own layout, ``components.comparison.format_table``, with one model and no deltas)."""
+VALUE_LEGEND = ("value [95% interval] (n = independent units: problems, a problem's samples and translations "
+                "counted once); rates: Wilson's score interval at the bootstrap's effective n, as in the comparison "
+                "tables; others ±1 bootstrap standard error; no interval under two problems")
+
+
+def metric_blocks(tag: str, benchmark: str, language_table: Sequence[Mapping[str, Any]],
+                  metrics: Sequence[str] | None = None) -> str:
+    """One model's metrics on one benchmark, a block per metric (``components.comparison.format_table``'s
+    layout, without its legend, which explains deltas)."""
     from components.comparison import benchmark_columns, format_table
+
+    rows = [{"model": tag, "benchmark": benchmark, **row} for row in language_table]
+    table = format_table(rows, tag, metrics or benchmark_columns(benchmark, rows))
+    return table.split("\n\n", 1)[1].strip("\n")
+
+
+def evaluation_text(summary: Mapping[str, Any]) -> str:
+    """One model's evaluation: per benchmark and language each compared metric with its 95% interval (a rate) or
+    standard error, and n."""
     from components.reporting import read_report
 
     tag = summary["model"]["tag"]
-    blocks = []
-    for name, benchmark in summary["benchmarks"].items():
-        rows = [{"model": tag, "benchmark": name, **row}
-                for row in read_report(name, benchmark["report"]["path"]).language_table]
-        table = format_table(rows, tag, benchmark_columns(name, rows))
-        blocks.append(table.split("\n", 1)[1].strip("\n"))  # its first line explains deltas, which one model has not
-    legend = "value ±1 standard error (n; no ± with fewer than two problems)"
+    blocks = [metric_blocks(tag, name, read_report(name, benchmark["report"]["path"]).language_table)
+              for name, benchmark in summary["benchmarks"].items()]
+    legend = "\n".join(textwrap.wrap(VALUE_LEGEND, width=100))
     skipped = load_error_text([summary])
     return "\n\n".join([legend, *blocks, *([skipped] if skipped else []),
                          "\n".join(where_lines(summary.get("run_url"), None))])
@@ -185,6 +197,48 @@ def load_error_text(evaluations: Sequence[Mapping[str, Any]]) -> str:
             lines += [f"{name}: {count} row{'s' if count != 1 else ''} skipped as unreadable (load_errors):",
                       *(f"  {line}" for line in shown), *([more] if count > len(shown) else [])]
     return "\n".join(lines)
+
+
+def score_text(result: Mapping[str, Any]) -> str:
+    """``polyreason score``'s table: per benchmark, every column of the language table (the headline accuracy,
+    LCPR, LPR, WPR, SLC, SLC&Acc, TTC) per language and overall, with its 95% interval and n."""
+    from components.metrics.table import table_columns
+    from components.reporting import benchmark_report
+
+    blocks = []
+    for name, cells in (result.get("by_benchmark") or {}).items():
+        report = benchmark_report(name, {"aggregate": cells, "headline": result.get("headline")})
+        columns = table_columns(cells.get("overall", {}), report.headline)
+        blocks.append(metric_blocks("value", name, report.language_table, columns))
+    notes = [f"note: {note}" for note in result.get("notes", [])]
+    lines = [*textwrap.wrap(VALUE_LEGEND, width=100), "", "\n\n".join(blocks), *([""] + notes if notes else [])]
+    return "\n".join(lines + error_lines(result.get("errors", [])))
+
+
+def explain_text(explained: Mapping[str, Any]) -> str:
+    """``score --explain``: each matching row's line-level verdict, line by line."""
+    from components.comparison import aligned
+
+    if not explained["rows"]:
+        return f"no valid row with id {explained['id']!r}" + "\n".join(error_lines(explained.get("errors", [])))
+    blocks = []
+    for row in explained["rows"]:
+        sample = "" if row.get("sample_index") is None else f", sample {row['sample_index']}"
+        head = (f"id {row['id']}, lang {row['lang']}{sample}, rule {explained['rule']}: "
+                f"line level {_verdict(row['line_pass'])}, word level {_verdict(row['word_pass'])}")
+        table = [["verdict", "lang", "margin", "words", "chars", "why undecided", "line (after cleaning)"]]
+        table += [[line["verdict"].upper() if line["verdict"] == "fail" else line["verdict"], line["detected"] or "-",
+                   f"{line['margin']:.3f}", str(line["words"]), str(line["chars"]), line["reason"], line["line"]]
+                  for line in row["lines"]]
+        blocks.append("\n".join([head, *("  " + line for line in aligned(table))]))
+    legend = ("margin: lingua's top confidence above the runner-up's (a line read as the query language) or above "
+              "the query language's (another language); a line is undecided when its residue is too short or the "
+              "margin too small (components.metrics.lcpr_lines); the trace fails when a decided line fails")
+    return "\n\n".join([*blocks, "\n".join(textwrap.wrap(legend, width=100))])
+
+
+def _verdict(value: bool | None) -> str:
+    return {True: "pass", False: "FAIL", None: "none (nothing decided)"}[value]
 
 
 def summary_text(summary: Mapping[str, Any], flow_run_url: str | None = None) -> str:

@@ -161,6 +161,12 @@ def _rules(settings: ScoringSettings) -> dict[str, Any]:
             "extraction": settings.extraction}
 
 
+def sample_rules(settings: ScoringSettings, rows: Sequence[Mapping[str, Any]]) -> Rules:
+    """The rules ``score_rows`` judges valid ``rows`` with, their detector a memo over the rows' languages."""
+    detector = MemoDetector(get_detector({row["lang"] for row in rows}))
+    return Rules(detector=detector, kind=kind_of_rows(rows), **_rules(settings))
+
+
 def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(), *, source: str = "<rows>",
                line_numbers: Sequence[int] | None = None) -> dict[str, Any]:
     """Score generation rows under ``settings``; returns ``{"rows", "aggregate", "groups", "by_benchmark",

@@ -34,7 +34,8 @@ judged (a problem with a verdict; for WPR one with a trace passing the line leve
 problem's samples and its translations counted once, so a group of three languages over 16
 problems has ``n`` 16 and 40 problems of 2 samples ``n`` 40 (``n_rows`` counts the rows beside
 it). Its 95% interval is not stored: it follows from value, standard error and n
-(``components.metrics.intervals.rate_interval``: Wilson's at the effective n for a rate).
+(``components.metrics.intervals.rate_interval``: Wilson's at the effective n for a rate);
+``with_intervals`` adds it as ``<metric>_low``/``<metric>_high`` for a reader of the JSON.
 
 A cell under a macro rule also carries ``macro_over`` (the field), ``subsets`` (each subset's
 pooled values and counts) and ``pooled`` (every metric over all the cell's rows pooled, the
@@ -61,6 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from components.metrics.bootstrap import Bootstrap, Estimate, estimate, stratum_of
+from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.metric import Metric, by_problem
 from components.metrics.table import beside_rules, kind_of_rows, macro_field, metric_for, metrics
 
@@ -175,6 +177,38 @@ def group_means(rows: Sequence[Row], in_domain: Sequence[str] = IN_DOMAIN_LANGUA
         out[name] = _cell([by_lang[lang] for lang in members], table, bootstrap)
         out[name].update(n_languages=len(members), languages=list(members))
     return out
+
+
+INTERVAL_METHOD = ("rates: Wilson's 95% score interval at the effective number of problems, p (1 - p) / "
+                   "stderr^2 from the bootstrap's standard error (the problems judged when it shows no spread), as "
+                   "in the comparison tables; other metrics: their bootstrap standard error")
+
+
+def cell_intervals(cell: Mapping[str, Any]) -> dict[str, float | None]:
+    """``<metric>_low``/``<metric>_high`` of every rate of a cell (``rate_interval``: Wilson's at its effective n).
+
+    >>> cell_intervals({"accuracy": 1.0, "accuracy_stderr": 0.0, "accuracy_n": 8, "ttc": 0.4, "ttc_stderr": 0.1,
+    ...                 "ttc_n": 8})
+    {'accuracy_low': 0.6755924351161198, 'accuracy_high': 1.0}
+    """
+    out: dict[str, float | None] = {}
+    for name in metric_names(cell):
+        value = cell[name]
+        if value is not None and as_rate(metric_for(name).bounded, value):
+            out[name + "_low"], out[name + "_high"] = rate_interval(value, cell.get(name + STDERR),
+                                                                    int(cell.get(name + COUNT) or 0))
+    return out
+
+
+def with_intervals(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A scoring result whose every language, overall and group cell also holds its rates' 95% intervals, and
+    ``interval_method`` saying how they are computed."""
+    def cells(table: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: {**cell, **cell_intervals(cell)} for name, cell in table.items()}
+
+    return {**result, "aggregate": cells(result.get("aggregate") or {}), "groups": cells(result.get("groups") or {}),
+            "by_benchmark": {name: cells(table) for name, table in (result.get("by_benchmark") or {}).items()},
+            "interval_method": INTERVAL_METHOD}
 
 
 def notes(per_lang: Mapping[str, Mapping[str, Any]]) -> list[str]:
