@@ -1,4 +1,4 @@
-"""Scoring throughput: completions scored per second on a synthetic 1,000-row file.
+"""Scoring throughput: completions scored per second, on short synthetic rows and on reasoning-length traces.
 
 Every scorer is on: answer extraction and verification (``--verifier``, default ``trusted``),
 LCPR line and word level (``--lcpr-rule``), SLC and SLC&Acc, language consistency, TTC.
@@ -7,14 +7,20 @@ paragraphs (~6 lines, inline and display math, some English code-switching) and 
 ``\\boxed{}`` answer. Lines are drawn from per-language templates, so some repeat across rows;
 the share of distinct detection units is printed (each distinct unit is detected once).
 
+``--trace-chars N`` scores instead rows whose trace is as long as a reasoning model's (7,500
+characters: 200-470 lines), from ``trace_corpus.long_traces``: MGSM sentences of the row's language, few
+of them repeated, between label lines, LaTeX, list markers and openers, 11 languages in turn.
+
 The lingua detector is built first and timed on its own (``detector_build_s``); ``rows_per_s``
 is the median of ``--repeats`` runs of ``score_file`` (reading, validating, scoring,
 aggregating); CPU seconds per run are printed too, since other jobs may share the cores.
 The last line printed is one JSON object.
 
-    python bench/score.py [--rows 1000] [--verifier trusted] [--lcpr-rule adamame] [--repeats 3] [--smoke]
+    python bench/score.py [--rows 1000] [--trace-chars 7500] [--verifier trusted] [--lcpr-rule adamame]
+                          [--repeats 3] [--smoke]
 
-``--smoke`` (CI): 48 rows, one run: seconds, numbers meaningless.
+``--smoke`` (CI): 48 short rows and 11 rows of 7,500 characters, one run each: seconds, numbers
+meaningless (``long_rows_per_s`` is the long rows').
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from locations import shared_data  # noqa: E402
+from trace_corpus import long_traces  # noqa: E402
 
 from components.language import get_detector  # noqa: E402
 from components.metrics.lcpr import line_units  # noqa: E402
@@ -126,13 +133,16 @@ def synthetic_row(rng: random.Random, index: int, lang: str) -> dict:
             "gold": str(gold), "completion": completion, "num_tokens": len(completion) // 3, "max_context": 8192}
 
 
-def write_rows(path: Path, n_rows: int, seed: int = 0) -> None:
-    rng = random.Random(seed)
-    langs = sorted(LANGUAGES)
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(n_rows):
-            handle.write(json.dumps(synthetic_row(rng, index, langs[(index // 4) % len(langs)]), ensure_ascii=False))
-            handle.write("\n")
+def write_rows(path: Path, n_rows: int, seed: int = 0, trace_chars: int = 0) -> None:
+    if trace_chars:
+        rows = [{"id": trace.id, "benchmark": "traces", "lang": trace.lang, "gold": trace.answer,
+                 "completion": trace.completion, "num_tokens": len(trace.completion) // 3, "max_context": 32768}
+                for trace in long_traces(shared_data(), n_rows, trace_chars, seed)]
+    else:
+        rng = random.Random(seed)
+        langs = sorted(LANGUAGES)
+        rows = [synthetic_row(rng, index, langs[(index // 4) % len(langs)]) for index in range(n_rows)]
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
 def distinct_line_share(path: Path) -> tuple[int, float]:
@@ -143,43 +153,62 @@ def distinct_line_share(path: Path) -> tuple[int, float]:
     return len(lines), len(set(lines)) / len(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1000)
-    parser.add_argument("--verifier", default="trusted")
-    parser.add_argument("--lcpr-rule", default="adamame", choices=["adamame", "lcb"])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="48 rows, one run (CI)")
-    args = parser.parse_args()
-    if args.smoke:
-        args.rows, args.repeats = 48, 1
+def measure(rows: int, trace_chars: int, settings: ScoringSettings, repeats: int) -> dict:
+    """Score a fresh file of ``rows`` rows ``repeats`` times; its numbers and what to print about them."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rows.jsonl"
-        write_rows(path, args.rows)
+        write_rows(path, rows, trace_chars=trace_chars)
         n_lines, distinct = distinct_line_share(path)
-        start = time.perf_counter()
-        get_detector(LANGUAGES)
-        build_s = time.perf_counter() - start
-        get_verifier(args.verifier)
-        settings = ScoringSettings(verifier=args.verifier, lcpr_rule=args.lcpr_rule, pass_k=[1, 4],
-                                   words_path=str(WORDS) if args.lcpr_rule == "lcb" else None)
+        chars = [len(json.loads(line)["completion"]) for line in path.read_text(encoding="utf-8").splitlines()]
         times, cpu_times = [], []
-        for _ in range(args.repeats):
+        for _ in range(repeats):
             start, cpu_start = time.perf_counter(), time.process_time()
             result = score_file(path, settings)
             times.append(time.perf_counter() - start)
             cpu_times.append(time.process_time() - cpu_start)
-    rows_per_s = args.rows / statistics.median(times)
-    overall = result["aggregate"]["overall"]
-    print(f"{args.rows} rows, {n_lines} checked lines, {distinct:.0%} distinct after cleaning")
-    print(f"detector build (13 languages, preloaded): {build_s:.2f} s")
-    print(f"scoring runs (s): {', '.join(f'{t:.3f}' for t in times)}; errors: {len(result['errors'])}")
+    return {"rows": rows, "lines": n_lines, "distinct": distinct, "chars": statistics.mean(chars), "times": times,
+            "cpu_times": cpu_times, "result": result, "rows_per_s": rows / statistics.median(times)}
+
+
+def report(found: dict, args: argparse.Namespace) -> None:
+    overall = found["result"]["aggregate"]["overall"]
+    print(f"{found['rows']} rows of {found['chars']:.0f} characters on average, {found['lines']} checked lines, "
+          f"{found['distinct']:.0%} distinct after cleaning")
+    print(f"scoring runs (s): {', '.join(f'{t:.3f}' for t in found['times'])}; errors: {len(found['result']['errors'])}")
     print(f"overall: accuracy {overall['accuracy']:.3f} lpr {overall['lpr']:.3f} wpr {overall['wpr']:.3f} "
           f"slc {overall['slc']:.3f} language_consistency {overall['language_consistency']:.3f}")
-    print(f"CPU time per run (s, all threads): {', '.join(f'{t:.3f}' for t in cpu_times)} "
-          f"-> {args.rows / statistics.median(cpu_times):.0f} rows per CPU-second")
-    print(f"completions scored per second: {rows_per_s:.0f} (verifier {args.verifier}, rule {args.lcpr_rule})")
-    print(json.dumps({"rows_per_s": round(rows_per_s, 1), "detector_build_s": round(build_s, 3)}))
+    print(f"CPU time per run (s, all threads): {', '.join(f'{t:.3f}' for t in found['cpu_times'])} "
+          f"-> {found['rows'] / statistics.median(found['cpu_times']):.0f} rows per CPU-second")
+    print(f"completions scored per second: {found['rows_per_s']:.0f} (verifier {args.verifier}, rule {args.lcpr_rule})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--trace-chars", type=int, default=0, help="rows of traces this long (0: short rows)")
+    parser.add_argument("--verifier", default="trusted")
+    parser.add_argument("--lcpr-rule", default="adamame", choices=["adamame", "lcb"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="48 short rows and 11 long ones, one run each (CI)")
+    args = parser.parse_args()
+    if args.smoke:
+        args.rows, args.repeats, args.trace_chars = 48, 1, 0
+    start = time.perf_counter()
+    get_detector(LANGUAGES)
+    build_s = time.perf_counter() - start
+    get_verifier(args.verifier)
+    settings = ScoringSettings(verifier=args.verifier, lcpr_rule=args.lcpr_rule, pass_k=[1, 4],
+                               words_path=str(WORDS) if args.lcpr_rule == "lcb" else None)
+    print(f"detector build (13 languages, preloaded): {build_s:.2f} s")
+    found = measure(args.rows, args.trace_chars, settings, args.repeats)
+    report(found, args)
+    out = {"rows_per_s": round(found["rows_per_s"], 1), "detector_build_s": round(build_s, 3),
+           "trace_chars": round(found["chars"])}
+    if args.smoke:
+        long = measure(11, 7500, settings, 1)
+        report(long, args)
+        out.update(long_rows_per_s=round(long["rows_per_s"], 1), long_trace_chars=round(long["chars"]))
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

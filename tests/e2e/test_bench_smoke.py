@@ -39,12 +39,14 @@ SMOKE = {
     "gpu_check.py": (["--smoke"], {"environment", "sft", "grpo", "generation", "agreement", "vllm_paths", "failed"},
                      lambda out: out["failed"] == []),
     "grpo_overhead.py": (["--smoke"], {"adamame", "pcs", "softlc"}, None),
+    "lcpr_traces.py": (["--smoke"], {"traces", "seconds", "rules"}, lambda out: set(out["rules"]) == {"adamame"}),
     "plan_kv_cap.py": (["--smoke"], {"gpu", "profiles"},
                        lambda out: all(r["capped"][0] >= r["uncapped"][0] for r in out["profiles"].values())),
     "pooled_generation.py": (["--smoke"], {"separate_s", "pooled_s", "speedup", "identical"},
                              lambda out: out["identical"] is True),
     "reward_scale.py": (["--smoke"], {"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms", "thread_scaling"}, None),
-    "score.py": (["--smoke"], {"rows_per_s", "detector_build_s"}, None),
+    "score.py": (["--smoke"], {"rows_per_s", "detector_build_s", "long_rows_per_s", "long_trace_chars"},
+                 lambda out: out["long_trace_chars"] >= 7500),
     "score_memory.py": (["--smoke"], {"file_mb", "peak_mb", "baseline_peak_mb", "growth_mb", "growth_per_file_mb"}, None),
 }
 # bench files that are not benches run here, and why
