@@ -54,9 +54,9 @@ caller's. The differences, and why the default departs from upstream:
 ==  =============================================  =====================================  ==================================================
 
 Measured on the labeled trace corpus (``python bench/lcpr_traces.py``: MGSM text in 11 languages between
-a reasoning model's label lines, LaTeX and openers; problems 0-99, 1,100 single-language traces of 38-71
-lines), ``adamame_reference`` fails the line level of 948 of 1,100 traces written in one language
-(0.862 [0.840, 0.881]; 0.70-1.00 per language), ``adamame`` none (0 [0, 0.003]): upstream judges every
+a reasoning model's label lines, LaTeX and openers; problems 0-99, 1,100 single-language traces of 41-73
+lines), ``adamame_reference`` fails the line level of 974 of 1,100 traces written in one language
+(0.885 [0.865, 0.903]; 0.71-1.00 per language), ``adamame`` none (0 [0, 0.003]): upstream judges every
 line, and a label line's residue is read as any language. Both find an injected foreign step in every trace.
 
 Not reproduced (outside LCPR or outside this module): upstream's detector over its 12 MGSM

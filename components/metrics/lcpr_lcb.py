@@ -41,9 +41,9 @@ not detected as the query language, undecided included):
 ==  ============================================  ==========================================  ==============================================
 
 Measured on the labeled trace corpus (``python bench/lcpr_traces.py``, problems 0-99, 1,100 single-language
-traces), ``lcb_reference`` fails the line level of 318 (0.289 [0.263, 0.317]; de 0.71, en 0.74, es 0.76,
-zh 0.95, the other languages at most 0.01), ``lcb`` of none; ``lcb`` finds an injected foreign sentence in
-0.656 of the traces (its five-token floor leaves the shorter ones undecided), ``adamame`` in 0.984.
+traces), ``lcb_reference`` fails the line level of 338 (0.307 [0.281, 0.335]; de 0.75, en 0.82, es 0.82,
+zh 0.97, the other languages at most 0.01), ``lcb`` of none; ``lcb`` finds an injected foreign sentence in
+0.657 of the traces (its five-token floor leaves the shorter ones undecided), ``adamame`` in 0.989.
 
 Row 2 uses jieba and fugashi themselves (``pip install 'polyreason[reference]'``; fugashi
 reads the UniDic-lite dictionary, upstream the full UniDic, which is downloaded at run time).
