@@ -22,7 +22,7 @@ second pass of lingua over its text.
 
 Step detectors (``SLC_DETECTORS``): ``lingua`` (the project's detector, over a small candidate
 set, by the line rule above) or ``langdetect`` (PCS's own: each step detected whole by
-langdetect over all its languages, ``components.language.LangdetectDetector``), the reference
+langdetect over all its languages, ``components.langdetect_detector.LangdetectDetector``), the reference
 a profile reproducing PCS's numbers judges SLC with. A detector with ``detect_step`` is asked
 for each step whole.
 
@@ -49,7 +49,7 @@ def step_detector(name: str) -> Any:
     """The step-level detector ``name`` replaces the caller's lingua one with (``None`` for ``lingua``)."""
     if name not in SLC_DETECTORS:
         raise ValueError(f"slc_detector {name!r} is unknown (known: {', '.join(SLC_DETECTORS)})")
-    from components.language import LangdetectDetector
+    from components.langdetect_detector import LangdetectDetector
 
     return LangdetectDetector() if name == "langdetect" else None
 

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("langdetect")
 
-from components.language import LangdetectDetector  # noqa: E402
+from components.langdetect_detector import LangdetectDetector  # noqa: E402
 from components.metrics.slc import slc, step_detector  # noqa: E402
 
 # (step, the language a reader labels it with): full sentences in PCS's five languages, English and Chinese
