@@ -82,8 +82,9 @@ def measure_rule(name: str, corpus: list[Trace], detector) -> dict:
              for lang in sorted(counts)}
     for lang in table:
         table[lang]["none"] = none[lang]
-    table["all"] = {metric: rate(sum(counts[lang][metric][0] for lang in counts),
-                                 sum(counts[lang][metric][1] for lang in counts)) for metric in ("ffr", "sentence", "step")}
+    table["all"] = {metric: rate(sum(cell[metric][0] for cell in counts.values()),
+                                 sum(cell[metric][1] for cell in counts.values()))
+                    for metric in ("ffr", "sentence", "step")}
     table["all"]["none"] = sum(none.values())
     table["all"]["precision"] = rate(lines["tp"], lines["tp"] + lines["fp"])
     table["all"]["recall"] = rate(lines["tp"], lines["tp"] + lines["fn"])

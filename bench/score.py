@@ -174,12 +174,14 @@ def report(found: dict, args: argparse.Namespace) -> None:
     overall = found["result"]["aggregate"]["overall"]
     print(f"{found['rows']} rows of {found['chars']:.0f} characters on average, {found['lines']} checked lines, "
           f"{found['distinct']:.0%} distinct after cleaning")
-    print(f"scoring runs (s): {', '.join(f'{t:.3f}' for t in found['times'])}; errors: {len(found['result']['errors'])}")
+    times = ", ".join(f"{t:.3f}" for t in found["times"])
+    print(f"scoring runs (s): {times}; errors: {len(found['result']['errors'])}")
     print(f"overall: accuracy {overall['accuracy']:.3f} lpr {overall['lpr']:.3f} wpr {overall['wpr']:.3f} "
           f"slc {overall['slc']:.3f} language_consistency {overall['language_consistency']:.3f}")
     print(f"CPU time per run (s, all threads): {', '.join(f'{t:.3f}' for t in found['cpu_times'])} "
           f"-> {found['rows'] / statistics.median(found['cpu_times']):.0f} rows per CPU-second")
-    print(f"completions scored per second: {found['rows_per_s']:.0f} (verifier {args.verifier}, rule {args.lcpr_rule})")
+    print(f"completions scored per second: {found['rows_per_s']:.0f} "
+          f"(verifier {args.verifier}, rule {args.lcpr_rule})")
 
 
 def main() -> None:

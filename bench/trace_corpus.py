@@ -118,7 +118,8 @@ def read_sources(data_dir: Path) -> dict[str, dict]:
     for lang in LANGUAGES:
         with (data_dir / "mgsm" / f"mgsm_{lang}.tsv").open(encoding="utf-8", newline="") as handle:
             rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-        chains = [re.split(r"[:：]", exemplars[lang][key]["a"], maxsplit=1)[-1].strip() for key in sorted(exemplars[lang])]
+        answers = [exemplars[lang][key]["a"] for key in sorted(exemplars[lang])]
+        chains = [re.split(r"[:：]", answer, maxsplit=1)[-1].strip() for answer in answers]  # after "Step-by-Step Answer:"
         out[lang] = {"questions": [row[0] for row in rows], "answers": [row[1].replace(",", "") for row in rows],
                      "chains": [split_sentences(chain, lang) for chain in chains]}
     return out

@@ -19,7 +19,7 @@ A rule is an object with ``trace(completion)``, ``line_units(trace, lang)``,
 :mod:`components.metrics.lcpr_lines`), ``trace_verdict(verdicts)`` (the trace's line level from them),
 ``line_pass(units, lang, detector)`` (both) and ``word_pass(trace, lang, units=, words=)``;
 ``needs_words`` says whether it reads the English word list. :func:`judge_trace` runs one
-rule on one completion. The function API below (``line_units``, ``units_pass``,
+rule on one completion. The function API below (``line_units``, ``line_pass``,
 ``english_words_pass``, ``word_pass`` with ``cleaned=``) keeps the scorer's calls for the two
 corrected rules.
 
@@ -35,13 +35,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from components.metrics import lcpr_adamame, lcpr_lcb
-from components.metrics.lcpr_adamame import Detector, clean_trace, foreign_words, units_pass
+from components.metrics.lcpr_adamame import Detector, clean_trace, foreign_words
 from components.metrics.lcpr_lcb import english_words_pass, load_english_words
 from components.metrics.lcpr_lines import LineVerdict
 
 __all__ = ["RULES", "Detector", "LcprRule", "clean_trace", "english_words_pass",
            "foreign_words", "get_rule", "judge_trace", "lcpr_from_rates", "line_pass", "line_units",
-           "load_english_words", "units_pass", "word_pass"]
+           "load_english_words", "word_pass"]
 
 
 class LcprRule(Protocol):

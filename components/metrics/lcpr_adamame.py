@@ -104,13 +104,6 @@ class Detector(Protocol):
     def read(self, text: str, *, clean: bool = True) -> Reading: ...
 
 
-def units_pass(units: list[str], lang: str, detector: Detector) -> bool | None:
-    """True when every (cleaned) unit is detected as ``lang``; None for no unit (every unit judged)."""
-    if not units:
-        return None
-    return all(detector.detect(unit, clean=False) == lang for unit in units)
-
-
 def _foreign_run_pattern(lang: str) -> re.Pattern[str]:
     if lang not in _FOREIGN_RUN_CACHE:
         native = "".join(SCRIPT_RANGES[s] for s in scripts_of(lang)) + _NEUTRAL

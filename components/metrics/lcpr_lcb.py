@@ -62,7 +62,7 @@ from pathlib import Path
 
 from components.extraction import split_think
 from components.language import SCRIPT_RANGES, clean_for_detection, holds_words, uses_latin_script
-from components.metrics.lcpr_adamame import Detector, units_pass
+from components.metrics.lcpr_adamame import Detector
 from components.metrics.lcpr_lines import PASS, UNDECIDED, LineVerdict, judge_lines, line_level, reference_verdicts
 
 _LATIN_WORD = re.compile(f"[{SCRIPT_RANGES['latin']}]+")

@@ -103,8 +103,8 @@ def test_a_label_heavy_english_trace_passes(detector):
 
 
 def test_a_spanish_trace_with_one_english_sentence_fails_and_names_it():
-    rows = [{"id": "q", "lang": lang, "gold": "18", "completion": completion}
-            for lang, completion in (("es", trace(SPANISH_STEP)), ("es", trace(SPANISH_STEP, inserted=ENGLISH_SENTENCE)))]
+    rows = [{"id": "q", "lang": "es", "gold": "18", "completion": completion}
+            for completion in (trace(SPANISH_STEP), trace(SPANISH_STEP, inserted=ENGLISH_SENTENCE))]
     clean, switched = score_rows(rows, ScoringSettings(verifier="exact"))["rows"]
     assert rows[1]["completion"].count("\n") >= 60
     assert clean["line_pass"] is True and clean["failed_lines"] is None
