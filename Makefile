@@ -41,6 +41,10 @@ demo: setup
 # subprocesses), one background job builds the vLLM environment and then runs the vLLM tests; its log is printed
 # after the main suite, and either part failing fails the target
 TEST_WORKERS ?= 2
+# DeepSpeed compiles its CPU communication op on first use (50-100 s on 2 cores) into TORCH_EXTENSIONS_DIR: kept
+# beside the environment, so a run of the suite builds it once (tests/e2e/test_sharded_training.py, before its
+# launches) and every sharded launch after it loads the build
+export TORCH_EXTENSIONS_DIR ?= $(abspath $(VENV))/torch-extensions
 test: EXTRAS = dev,ray,dask
 test: setup
 	@{ bash .ci/vllm-env.sh || exit $$?; rc=0; for file in $(VLLM_TESTS); do \

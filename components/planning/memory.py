@@ -4,7 +4,9 @@ Written here because neither trl nor accelerate sizes a run before it starts. Wh
 each process holds, in bytes per parameter, follows how the libraries lay it out:
 
 * one process per GPU, no sharding (``single-gpu``, a plain ``MULTI_GPU`` launch):
-  the weights in their dtype (``b`` bytes), gradients in the same dtype, and torch's
+  the weights in the dtype the trainer loads them in (``b`` bytes; float32 for a
+  full-parameter bf16 run, which keeps fp32 master weights under bf16 autocast:
+  ``components.training.precision``), gradients in the same dtype, and torch's
   ``AdamW`` keeps its two moments (``exp_avg``, ``exp_avg_sq``) in the parameter's
   dtype: ``b + b + 2b``;
 * DeepSpeed with bf16 mixed precision: bf16 weights and gradients plus the fp32
@@ -14,10 +16,11 @@ each process holds, in bytes per parameter, follows how the libraries lay it out
 * FSDP with mixed precision: accelerate upcasts the parameters to fp32 before
   sharding them (``fsdp2_prepare_model``), so ``4 + 4 + 8``, every part sharded.
 
-trl's reference model (``beta > 0`` and no adapter: with LoRA the reference is the
-model with its adapter disabled) is one more copy of the weights in their dtype,
-sharded under ZeRO-3 and FSDP (trl's ``prepare_deepspeed``/``prepare_fsdp``) and whole
-on every GPU otherwise. vLLM colocated with the trainer (``vllm_mode: colocate``)
+Mixed precision is the trainer's ``bf16`` flag (the launch's ``mixed_precision``, or bf16 weights on CUDA),
+as ``components.training.precision`` decides it for the trainer. trl's reference model (``beta > 0`` and no
+adapter: with LoRA the reference is the model with its adapter disabled) is one more copy of the weights in the
+dtype the policy is loaded in (trl builds it in the policy's dtype), sharded under ZeRO-3 and FSDP (trl's
+``prepare_deepspeed``/``prepare_fsdp``) and whole on every GPU otherwise. vLLM colocated with the trainer (``vllm_mode: colocate``)
 reserves ``gpu_memory_utilization`` of every GPU. A LoRA run trains only the
 adapter: its weights are counted, its adapter's gradients and optimizer states
 (a small fraction of the weights) are not. Activations, the CUDA context and
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from components.training.precision import Precision
 
 BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 GIB = 2**30
@@ -110,32 +115,36 @@ class TrainingMemory:
         return self.total <= self.gpu_gib
 
 
-def state_bytes(sharding: Sharding, dtype: str) -> tuple[float, float, float]:
+def state_bytes(sharding: Sharding, precision: Precision) -> tuple[float, float, float]:
     """Bytes per trained parameter of the weights, gradients and AdamW states, before sharding.
 
-    >>> state_bytes(Sharding("none", 1, "no"), "bfloat16")
-    (2, 2, 4)
-    >>> state_bytes(Sharding("ZeRO-3", 8, "bf16"), "bfloat16"), state_bytes(Sharding("FSDP", 8, "bf16"), "bfloat16")
-    ((2, 2, 12), (4, 4, 8))
+    >>> state_bytes(Sharding("none", 1, "no"), Precision("float32", bf16=True))   # fp32 master weights
+    (4, 4, 8)
+    >>> state_bytes(Sharding("ZeRO-3", 8, "bf16"), Precision("bfloat16", bf16=True))
+    (2, 2, 12)
+    >>> state_bytes(Sharding("FSDP", 8, "bf16"), Precision("bfloat16", bf16=True))
+    (4, 4, 8)
     """
-    b = BYTES[dtype]
-    if sharding.mixed_precision == "no" or sharding.kind == "none":
+    b = BYTES[precision.weights]
+    if not precision.bf16 or sharding.kind == "none":
         return b, b, 2 * b
     if sharding.kind == "FSDP":
         return 4, 4, 8
     return 2, 2, 12
 
 
-def training_memory(parameters: float, dtype: str, sharding: Sharding, *, full: bool, reference: bool,
+def training_memory(parameters: float, precision: Precision, sharding: Sharding, *, full: bool, reference: bool,
                     vllm_share: float | None, gpu_gib: float) -> TrainingMemory:
-    """Per-GPU GiB of a run on ``sharding``: ``full`` trains every weight, ``reference`` holds trl's reference
-    (full runs with ``beta > 0``), ``vllm_share`` is a colocated vLLM's ``gpu_memory_utilization``."""
+    """Per-GPU GiB of a run on ``sharding`` at the trainer's ``precision``: ``full`` trains every weight,
+    ``reference`` holds trl's reference (full runs with ``beta > 0``), ``vllm_share`` is a colocated vLLM's
+    ``gpu_memory_utilization``."""
     n = sharding.processes
-    weight_b, grad_b, optimizer_b = state_bytes(sharding, dtype) if full else (BYTES[dtype], 0, 0)
+    loaded = BYTES[precision.weights]
+    weight_b, grad_b, optimizer_b = state_bytes(sharding, precision) if full else (loaded, 0, 0)
     weights = parameters * weight_b / (n if sharding.shards_weights else 1)
     gradients = parameters * grad_b / (n if sharding.shards_states else 1)
     optimizer = parameters * optimizer_b / (n if sharding.shards_states else 1)
-    ref = parameters * BYTES[dtype] / (n if sharding.shards_weights else 1) if full and reference else 0.0
+    ref = parameters * loaded / (n if sharding.shards_weights else 1) if full and reference else 0.0
     vllm = (vllm_share or 0.0) * gpu_gib * GIB
     return TrainingMemory(weights / GIB, gradients / GIB, optimizer / GIB, ref / GIB, vllm / GIB, gpu_gib)
 

@@ -16,6 +16,7 @@ from components.planning.estimate import (decode_bound_of, generation_hours, mem
                                           training_passes)
 from components.planning.lengths import context_lines, dtype_of, facts_of, on_gpu
 from components.planning.memory import accelerate_yaml, sharding_of, training_memory, training_mode
+from components.training.precision import training_precision
 from components.planning.estimate import gpu as gpu_row
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
@@ -115,7 +116,8 @@ def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: An
                 reference: bool, vllm_share: float | None) -> list[Problem]:
     """The training mode, the GPU count (the launch's ``processes``) and (on a GPU) the per-GPU memory; a run that
     cannot fit is a problem."""
-    sharding = sharding_of(accelerate_yaml(section.accelerate_config), processes)
+    launch = accelerate_yaml(section.accelerate_config)
+    sharding = sharding_of(launch, processes)
     full = section.lora is None
     stage.add("training", training_mode(section.lora), training_mode="full" if full else "lora")
     layout = "" if sharding.kind == "none" else f", {sharding.kind} sharding"
@@ -124,9 +126,12 @@ def memory_plan(stage: StagePlan, name: str, section: Any, model: Any, facts: An
     if not on_gpu(model) or facts.parameters is None:
         return []
     gpu_gib = float(gpu_row(gpu_name)["memory_gib"])
-    memory = training_memory(facts.parameters, dtype_of(model), sharding, full=full, reference=full and reference,
+    precision = training_precision(dtype_of(model), launch, full=full)
+    memory = training_memory(facts.parameters, precision, sharding, full=full, reference=full and reference,
                              vllm_share=vllm_share, gpu_gib=gpu_gib)
-    parts = [f"weights {memory.weights:,.1f}", f"gradients {memory.gradients:,.1f}",
+    unsharded_master = sharding.kind == "none" and precision.bf16 and precision.weights == "float32"
+    master = " (fp32 master weights, bf16 autocast)" if full and unsharded_master else ""
+    parts = [f"weights {memory.weights:,.1f}{master}", f"gradients {memory.gradients:,.1f}",
              f"AdamW states {memory.optimizer:,.1f}", f"reference {memory.reference:,.1f}",
              f"vLLM {memory.vllm:,.1f}"] if full else [f"frozen weights {memory.weights:,.1f}", f"vLLM {memory.vllm:,.1f}"]
     uncounted = "activations" if full else "the adapter's gradients and AdamW states, activations"

@@ -199,12 +199,40 @@ def is_peft_model(model: Any) -> bool:
 
 
 def copy_policy_into_reference(model: Any, reference: Any) -> None:
-    """Full fine-tuning: the reference model's weights become the policy's (trl's sync at mixing weight 1)."""
+    """Full fine-tuning: the reference model's weights become the policy's (trl's sync at mixing weight 1).
+
+    Either both models are laid out alike (unsharded, or both sharded: a reset during training), or the policy is
+    still whole while trl has already sharded its reference (before training, ``initial_reference``). trl's sync
+    handles ZeRO-3 in both cases (it gathers the partitioned parameters and rank 0 writes). Under FSDP2 a whole
+    tensor cannot be added into a sharded one (``DTensor``), so each whole weight is first laid out as the
+    reference's (torch's ``distribute_tensor``, rank 0's values scattered over its mesh and placements).
+    """
     from trl.trainer.callbacks import SyncRefModelCallback
 
     if reference is None:
         raise NotImplementedError("reference reset of a full model needs trl's reference model (beta > 0)")
-    SyncRefModelCallback.sync_target_model(model, reference, 1.0)
+    if _fsdp2_sharded(reference) and not _fsdp2_sharded(model):
+        _copy_whole_into_fsdp2(model, reference)
+    else:
+        SyncRefModelCallback.sync_target_model(model, reference, 1.0)
+
+
+def _fsdp2_sharded(model: Any) -> bool:
+    from torch.distributed.tensor import DTensor
+
+    return any(isinstance(parameter, DTensor) for parameter in model.parameters())
+
+
+def _copy_whole_into_fsdp2(model: Any, reference: Any) -> None:
+    import torch
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
+    with torch.no_grad():
+        for target, source in zip(reference.parameters(), model.parameters(), strict=True):
+            if isinstance(target, DTensor):
+                source = distribute_tensor(source.detach().to(target.device, target.dtype), target.device_mesh,
+                                           target.placements, src_data_rank=0)
+            target.copy_(source)
 
 
 def replay_resets(model: Any, merged: list[dict[str, Any]]) -> None:

@@ -10,15 +10,23 @@ first), the dataset (``components.training.grpo_data``) and the section.
 * With ``lora: null`` every weight is trained (the papers' RL stages). trl then
   builds its own reference model with ``beta > 0``, from the path in the
   model's config, which for an SFT adapter merged in here is the base without
-  it; so the policy's weights are copied into that reference before training,
-  and a reference reset copies them again.
+  it (and, under FSDP with ``fsdp_cpu_ram_efficient_loading``, zeros on every
+  rank but the first); so the policy's weights, as loaded, are copied into that
+  reference before training — into its shards when trl has sharded it (ZeRO-3,
+  FSDP2) while the policy is still whole — and a reference reset copies them
+  again. Copied before ``train``, the reference is the initial policy both in a
+  run from step 0 and in a resumed one (whose checkpoint is loaded later).
+* The launch's sharding takes effect on CPU processes as on GPUs
+  (``components.training.distributed``), and ``result.json`` records the
+  distributed type the trainer used (``distributed_type``).
 * Resumes from the last complete checkpoint under ``<out>/trainer`` when
   ``resume`` is set, with the curricula and reference resets of that checkpoint.
 * ``GRPOConfig`` is built from the section (``GRPOStageSettings.trl_arguments``):
   its trl keys as given, the values derived from its own fields (sampling, reward
-  weights, vLLM), and where the trainer runs: on CPU ``use_cpu=True, bf16=False``
-  (trl refuses otherwise); ``report_to=[]``: metrics go to ``<out>/metrics.jsonl``
-  and the task logs them to MLflow.
+  weights, vLLM), and where and how the trainer runs: ``use_cpu`` on CPU,
+  ``bf16`` and the weights' dtype from ``components.training.precision``;
+  ``report_to=[]``: metrics go to ``<out>/metrics.jsonl`` and the task logs them
+  to MLflow.
 * Validation curves: with ``validation.enabled`` the policy answers the held-out
   set every N steps (``components.training.validation``).
 * Writes ``<out>/adapter`` (final adapter, plus curriculum/reset state),
@@ -34,24 +42,26 @@ from pathlib import Path
 from typing import Any
 
 from components.rewards import build_reward
-from components.settings import GRPOStageSettings, ModelSettings
+from components.settings import GRPOStageSettings
 from components.training.callbacks import (
     CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback, copy_policy_into_reference,
 )  # fmt: skip
 from components.training.progress import ProgressCallback
+from components.training.distributed import apply_launch, distributed_type
 from components.training.judge import attach_judge
 from components.training.grpo_data import dataset_rows, load_rows, training_rows
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, start_of,
-    trainer_runtime,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, run_precision,
+    start_of, trainer_runtime,
 )  # fmt: skip
+from components.training.precision import Precision, trainer_precision
 
 
-def grpo_config(settings: GRPOStageSettings, model: ModelSettings, output_dir: Path, device: str) -> Any:
-    """trl ``GRPOConfig`` from the section: its trl keys, the values it derives, where the trainer runs."""
+def grpo_config(settings: GRPOStageSettings, precision: Precision, output_dir: Path, device: str) -> Any:
+    """trl ``GRPOConfig`` from the section: its trl keys, the values it derives, where and how the trainer runs."""
     from trl import GRPOConfig
 
-    return GRPOConfig(**settings.trl_arguments(trainer_runtime(model, device, output_dir)))
+    return GRPOConfig(**settings.trl_arguments(trainer_runtime(precision, device, output_dir)))
 
 
 def sharded_weights(trainer: Any) -> bool:
@@ -82,7 +92,8 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
 
     settings, model_settings = job.grpo, job.model_settings
     device = resolve_device(model_settings)
-    model, tokenizer = load_model(model_settings, device, padding_side="left")
+    precision = run_precision(settings, model_settings, device)
+    model, tokenizer = load_model(model_settings, device, padding_side="left", dtype=precision.weights)
     raw_rows = load_rows(job.dataset)
     languages = sorted({row["lang"] for row in dataset_rows(raw_rows, settings)})
     rewards = [build_reward(r.name, r.params, languages=languages) for r in settings.rewards]
@@ -90,7 +101,8 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
         attach_judge(reward, out_dir / "judge-cache")
     columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
     rows = training_rows(raw_rows, settings, model_settings, tokenizer, keep=columns)
-    config = grpo_config(settings, model_settings, out_dir / "trainer", device)
+    config = grpo_config(settings, precision, out_dir / "trainer", device)
+    apply_launch(config, device)
     trainer = grouped_trainer(settings, rows, raw_rows, out_dir, model=model, reward_funcs=rewards, args=config,
                               processing_class=tokenizer, peft_config=lora_config(settings.lora))  # LcRL hook
     if settings.lora is None and trainer.ref_model is not None:  # trl's reference is loaded from the base's path
@@ -159,6 +171,7 @@ def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = No
         "max_steps": trainer.state.max_steps, "train_runtime": output.metrics.get("train_runtime"),
         "curricula": {n: c.state_dict() for n, c in curricula.curricula.items()} if curricula else {},
         "reference_resets": resets, "num_processes": trainer.accelerator.num_processes,
+        "distributed_type": distributed_type(trainer.accelerator), **trainer_precision(trainer),
     }
     if main:
         (out_dir / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

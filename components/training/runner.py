@@ -26,9 +26,10 @@ nodes, with each node's ``--num_machines``/``--machine_rank``: ``components.trai
   one JSON line per log event to ``<out>/metrics.jsonl`` on the main process;
   ``read_metrics`` reads them back for the task that logs them to MLflow,
   skipping a line torn by a killed process and merging lines of one step.
-* Precision follows the model settings: ``auto`` is bfloat16 on CUDA and
-  float32 on CPU; trl then trains with ``bf16`` mixed precision exactly when the
-  weights are bfloat16 on CUDA (trl refuses ``bf16`` on CPU).
+* Precision follows the model settings and the launch: ``auto`` is bfloat16 on
+  CUDA and float32 on CPU; trl's ``bf16`` and the dtype the trained weights load
+  in (fp32 master weights for a full-parameter bf16 run that no sharding keeps
+  them for) are ``components.training.precision``'s.
 
 >>> launch_command("py", None, Path("j.json"), Path("o"))
 ['py', '-m', 'components.training', '--job', 'j.json', '--out', 'o', '--phase', 'train']
@@ -51,6 +52,7 @@ from components.settings.base import REVEAL_CREDENTIALS, unknown_name_message
 from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
 from components.training.nodes import Rendezvous, accelerate_world
+from components.training.precision import Precision, training_precision
 
 COMPLETE_MARKER = "checkpoint_complete.json"
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -131,15 +133,25 @@ def world_size(settings: SFTSettings | GRPOStageSettings, rendezvous: Rendezvous
         return rendezvous.nnodes * rendezvous.nproc_per_node
     if not settings.accelerate_config:
         return 1
+    machines, per_machine = accelerate_world(launch_config(settings.accelerate_config))
+    return machines * per_machine
+
+
+def launch_config(accelerate_config: str | None) -> dict[str, Any]:
+    """The accelerate config a stage launches with, as a mapping (``{}`` without one: plain ``python -m``).
+
+    >>> launch_config("cpu")["distributed_type"], launch_config(None)
+    ('NO', {})
+    """
+    if not accelerate_config:
+        return {}
     import yaml
 
-    path = accelerate_config_path(settings.accelerate_config)
+    path = accelerate_config_path(accelerate_config)
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as error:
         raise FileNotFoundError(f"accelerate_config: cannot read {path}: {error}") from error
-    machines, per_machine = accelerate_world(config)
-    return machines * per_machine
 
 
 def launch_command(python: str, accelerate_config: Path | None, job_path: Path, out_dir: Path,
@@ -274,27 +286,35 @@ def resolve_dtype(model: ModelSettings, device: str) -> str:
     return "bfloat16" if device == "cuda" else "float32"
 
 
-def mixed_precision_bf16(model: ModelSettings, device: str) -> bool:
-    """trl's ``bf16`` flag: bfloat16 weights on CUDA (trl refuses it on CPU)."""
-    return device == "cuda" and resolve_dtype(model, device) == "bfloat16"
+def run_precision(settings: SFTSettings | GRPOStageSettings, model: ModelSettings, device: str) -> Precision:
+    """The trainer's precision (``components.training.precision``) for the stage's weights, launch and LoRA.
+
+    >>> run_precision(SFTSettings(lora=None), ModelSettings(), "cpu")
+    Precision(weights='float32', bf16=False, fp16=False)
+    """
+    return training_precision(resolve_dtype(model, device), launch_config(settings.accelerate_config),
+                              full=settings.lora is None)
 
 
-def trainer_runtime(model: ModelSettings, device: str, output_dir: Path) -> dict[str, Any]:
-    """The trl values decided by where the trainer runs (``components.settings.trainer.TRL_RUNTIME``).
+def trainer_runtime(precision: Precision, device: str, output_dir: Path) -> dict[str, Any]:
+    """The trl values decided by where and how the trainer runs (``components.settings.trainer.TRL_RUNTIME``).
 
-    >>> trainer_runtime(ModelSettings(), "cpu", Path("o"))
+    >>> trainer_runtime(Precision("float32", bf16=False), "cpu", Path("o"))
     {'output_dir': 'o', 'use_cpu': True, 'bf16': False, 'fp16': False, 'report_to': []}
     """
-    return {"output_dir": str(output_dir), "use_cpu": device == "cpu", "bf16": mixed_precision_bf16(model, device),
-            "fp16": False, "report_to": []}
+    return {"output_dir": str(output_dir), "use_cpu": device == "cpu", "bf16": precision.bf16,
+            "fp16": precision.fp16, "report_to": []}
 
 
-def load_model(model: ModelSettings, device: str, *, padding_side: str = "right") -> tuple[Any, Any]:
-    """Weights (with ``model.adapter`` merged in when given) and a tokenizer that pads."""
+def load_model(model: ModelSettings, device: str, *, padding_side: str = "right",
+               dtype: str | None = None) -> tuple[Any, Any]:
+    """Weights (with ``model.adapter`` merged in when given) and a tokenizer that pads; ``dtype``: the weights' dtype
+    when it is not the model settings' (a trainer's ``Precision.weights``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    weights = AutoModelForCausalLM.from_pretrained(model.model, dtype=getattr(torch, resolve_dtype(model, device)))
+    weights = AutoModelForCausalLM.from_pretrained(model.model,
+                                                   dtype=getattr(torch, dtype or resolve_dtype(model, device)))
     if model.adapter:
         from peft import PeftModel
 

@@ -10,9 +10,13 @@
   ``"plain"``: ``prompt + "\\n\\n"`` then the completion (trl appends EOS). Loss
   is on the completion only (trl's default for prompt-completion data).
 - ``SFTConfig`` is built from the section (``SFTSettings.trl_arguments``): its trl
-  keys as given, and where the trainer runs: ``use_cpu=True`` when no accelerator
-  is visible (trl refuses otherwise); ``report_to=[]``: metrics go to
-  ``<out>/metrics.jsonl`` through the shared sink.
+  keys as given, and where and how the trainer runs: ``use_cpu=True`` when no
+  accelerator is visible, ``bf16`` and the weights' dtype from
+  ``components.training.precision`` (fp32 master weights for a full-parameter
+  bf16 run); ``report_to=[]``: metrics go to ``<out>/metrics.jsonl`` through the
+  shared sink. The launch's sharding takes effect on CPU processes as on GPUs
+  (``components.training.distributed``); ``result.json`` records the distributed
+  type the trainer used.
 - Checkpoints every ``save_steps`` under ``<out>/trainer``; a restart resumes from
   the last complete one. The adapter goes to ``<out>/adapter``, the merged model
   (``merge``) to ``<out>/merged``, and ``<out>/result.json`` records steps, loss
@@ -27,11 +31,13 @@ from typing import Any
 
 from components.settings import SFTSettings
 from components.training.callbacks import MetricsJsonlCallback
+from components.training.distributed import apply_launch, distributed_type
 from components.training.progress import ProgressCallback
 from components.training.runner import (
-    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, start_of,
-    trainer_runtime,
+    MarkCompleteCallback, TrainingJob, load_model, lora_config, resolve_device, resume_checkpoint, run_precision,
+    start_of, trainer_runtime,
 )  # fmt: skip
+from components.training.precision import Precision, trainer_precision
 
 
 def sft_examples(rows: list[dict[str, Any]], template: str) -> list[dict[str, Any]]:
@@ -50,11 +56,11 @@ def sft_examples(rows: list[dict[str, Any]], template: str) -> list[dict[str, An
     raise ValueError(f"unknown template {template!r} (known: chat, plain)")
 
 
-def training_arguments(sft: SFTSettings, out_dir: Path, device: str):
-    """``SFTConfig`` from the section: its trl keys, the warm-up, and where the trainer runs."""
+def training_arguments(sft: SFTSettings, out_dir: Path, device: str, precision: Precision):
+    """``SFTConfig`` from the section: its trl keys, the warm-up, and where and how the trainer runs."""
     from trl import SFTConfig
 
-    return SFTConfig(**sft.trl_arguments(trainer_runtime(sft.model, device, out_dir / "trainer")))
+    return SFTConfig(**sft.trl_arguments(trainer_runtime(precision, device, out_dir / "trainer")))
 
 
 def output_dirs(sft: SFTSettings, out_dir: Path) -> dict[str, str | None]:
@@ -78,8 +84,11 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
     if not rows:
         raise ValueError(f"{job.dataset}: no training rows (every trace was rejected)")
     device = resolve_device(job.model_settings)
-    model, tokenizer = load_model(job.model_settings, device)
-    trainer = SFTTrainer(model=model, args=training_arguments(sft, out_dir, device),
+    precision = run_precision(sft, job.model_settings, device)
+    model, tokenizer = load_model(job.model_settings, device, dtype=precision.weights)
+    args = training_arguments(sft, out_dir, device, precision)
+    apply_launch(args, device)
+    trainer = SFTTrainer(model=model, args=args,
                          train_dataset=Dataset.from_list(sft_examples(rows, sft.template)),
                          processing_class=tokenizer, peft_config=lora_config(sft.lora),
                          callbacks=[MetricsJsonlCallback(out_dir / "metrics.jsonl"), ProgressCallback("sft"),
@@ -99,7 +108,8 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
     result = {"global_step": trainer.state.global_step, "train_loss": output.training_loss,
               "resumed_from": str(resume) if resume else None, **start_of(resume), "run_key": job.run_key,
               "examples": examples,
-              "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes, **dirs}
+              "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes,
+              "distributed_type": distributed_type(trainer.accelerator), **trainer_precision(trainer), **dirs}
     if dirs["adapter_dir"] is None:  # full-parameter training: trainer.save_model gathers sharded weights
         trainer.save_model(dirs["merged_dir"])
     if trainer.accelerator.is_main_process:

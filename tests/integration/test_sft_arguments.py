@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from components.settings import SFTSettings
-from components.training.runner import lora_config
+from components.training.runner import lora_config, run_precision
 from components.training.sft import training_arguments
 
 
 def test_adamame_defaults_reach_trl_and_peft(tmp_path):
     sft = SFTSettings()
-    args = training_arguments(sft, tmp_path, device="cpu")
+    args = training_arguments(sft, tmp_path, "cpu", run_precision(sft, sft.model, "cpu"))
     assert (args.learning_rate, args.lr_scheduler_type.value, args.warmup_steps) == (2e-4, "cosine", 0.1)
     assert args.use_cpu and not args.bf16 and args.report_to == [] and args.max_length == 1024
     lora = lora_config(sft.lora)

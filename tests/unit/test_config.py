@@ -66,7 +66,7 @@ def test_unknown_registry_names_are_refused():
 def test_unknown_accelerate_config_is_refused_at_load():
     with pytest.raises(ProfileError) as error:
         load_profile_dict({"name": "x", "sft": {"accelerate_config": "tpu"}})
-    assert "sft.accelerate_config: unknown accelerate config 'tpu' (known: cpu, cpu-2, multi-gpu-fsdp, multi-gpu-fsdp-4, multi-gpu-zero2, multi-gpu-zero3, multi-gpu-zero3-2, single-gpu)" in str(
+    assert "sft.accelerate_config: unknown accelerate config 'tpu' (known: cpu, cpu-2, cpu-fsdp-2, cpu-zero3-2, multi-gpu-fsdp, multi-gpu-fsdp-4, multi-gpu-zero2, multi-gpu-zero3, multi-gpu-zero3-2, single-gpu)" in str(
         error.value)
     assert load_profile_dict({"name": "x", "sft": {"accelerate_config": "mine.yaml"}}).sft.accelerate_config == "mine.yaml"
 

@@ -63,7 +63,7 @@ def test_read_metrics_dedupes_resumed_steps_and_skips_torn_lines(tmp_path):
 def test_launch_command(tmp_path):
     config = accelerate_config_path("cpu")
     assert config.is_file() and "use_cpu: true" in config.read_text()
-    with pytest.raises(ValueError, match="unknown accelerate config 'tpu'.*cpu, cpu-2, multi-gpu-fsdp, multi-gpu-fsdp-4, multi-gpu-zero2, multi-gpu-zero3, multi-gpu-zero3-2, single-gpu"):
+    with pytest.raises(ValueError, match="unknown accelerate config 'tpu'.*cpu, cpu-2, cpu-fsdp-2, cpu-zero3-2, multi-gpu-fsdp, multi-gpu-fsdp-4, multi-gpu-zero2, multi-gpu-zero3, multi-gpu-zero3-2, single-gpu"):
         accelerate_config_path("tpu")
     command = launch_command("py", config, tmp_path / "job.json", tmp_path)
     assert command[:5] == ["py", "-m", "accelerate.commands.launch", "--config_file", str(config)]

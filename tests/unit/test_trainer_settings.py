@@ -142,10 +142,10 @@ def test_every_trl_name_the_section_uses_is_a_field_of_trls_config(cls):
 def test_the_runtime_values_are_those_the_training_job_sets():
     from pathlib import Path
 
-    from components.settings import ModelSettings
+    from components.training.precision import Precision
     from components.training.runner import trainer_runtime
 
-    assert set(trainer_runtime(ModelSettings(), "cpu", Path("o"))) == set(TRL_RUNTIME)
+    assert set(trainer_runtime(Precision("float32", bf16=False), "cpu", Path("o"))) == set(TRL_RUNTIME)
 
 
 def test_checking_a_section_sets_up_no_accelerate_state():

@@ -3,10 +3,11 @@
 They live inside the package (``components`` ships its YAML files as package
 data), so an installed polyreason finds them wherever it runs; a profile may
 also give the path of a config of its own. Each file's comment says what it
-launches.
+launches. The sharded GPU launches have CPU twins (``CPU_TWINS``) that run the
+same sharding on two CPU processes (CI, laptops).
 
->>> sorted(ACCELERATE_CONFIGS)
-['cpu', 'cpu-2', 'multi-gpu-fsdp', 'multi-gpu-fsdp-4', 'multi-gpu-zero2', 'multi-gpu-zero3', 'multi-gpu-zero3-2', 'single-gpu']
+>>> sorted(ACCELERATE_CONFIGS)[:4]
+['cpu', 'cpu-2', 'cpu-fsdp-2', 'cpu-zero3-2']
 """
 
 from __future__ import annotations
@@ -24,4 +25,9 @@ ACCELERATE_CONFIGS: dict[str, Path] = {
     "multi-gpu-fsdp": DIRECTORY / "multi-gpu-fsdp.yaml",  # every GPU of one or more machines, FSDP2
     "multi-gpu-zero3-2": DIRECTORY / "multi-gpu-zero3-2.yaml",  # two GPUs, DeepSpeed ZeRO-3 (AdaMame's Qwen3-4B)
     "multi-gpu-fsdp-4": DIRECTORY / "multi-gpu-fsdp-4.yaml",  # four GPUs, FSDP2, full state dict (LcRL)
+    "cpu-zero3-2": DIRECTORY / "cpu-zero3-2.yaml",  # the CPU twin of multi-gpu-zero3-2 (two processes, gloo)
+    "cpu-fsdp-2": DIRECTORY / "cpu-fsdp-2.yaml",  # the CPU twin of multi-gpu-fsdp-4 (two processes, gloo)
 }
+
+# each CPU twin and the GPU config it stands for on a CPU (tests/unit: they differ only where a CPU must)
+CPU_TWINS: dict[str, str] = {"cpu-zero3-2": "multi-gpu-zero3-2", "cpu-fsdp-2": "multi-gpu-fsdp-4"}
