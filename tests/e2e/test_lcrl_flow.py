@@ -13,7 +13,10 @@ each a recipe run whose GRPO stage is a child MLflow run of the recipe's run:
   as trl's ``rollout_func`` with inserted text masked, and fEM, c3Recall, CLR
   and search calls per language reach the GRPO run. The policy is the tiny
   model taught to search once and then answer (``tests/helpers/tool_habit.py``),
-  so retrieval fires and every language has answers to score.
+  so retrieval fires and every language has answers to score. It trains as the
+  paper profile's GRPO does: every weight, trl's reference model at LcRL's KL
+  coefficient, FSDP2 — on ``cpu-fsdp-2``, the CPU twin of its ``multi-gpu-fsdp-4``
+  (two processes); the stage's run records the distributed type used.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from components.config import load_profile
+from components.training.accelerate import ACCELERATE_CONFIGS, CPU_TWINS
+from tests.e2e.conftest import free_port
 from tests.e2e.test_grpo_flow import PROFILE as GRPO_PROFILE
 from tests.e2e.test_grpo_flow import REPO, history, mlflow_client
 from tests.e2e.test_recipe_flow import polyreason
@@ -104,12 +110,21 @@ def test_coupled_groups_on_translated_math_set(tmp_path, tiny_model_dir, prefect
 
 
 def test_search_tool_loop_with_bm25(tmp_path, searching_model_dir, prefect_server):
+    paper = load_profile(REPO / "profiles/qwen2.5-3b-lcrl-mkqa.yaml", trl_checks=[]).grpo
+    launch = ACCELERATE_CONFIGS["cpu-fsdp-2"].read_text(encoding="utf-8")
+    config = tmp_path / "cpu-fsdp-2.yaml"  # the shipped twin on a free rendezvous port (tests run beside each other)
+    config.write_text(launch.replace("main_process_port: ", f"main_process_port: {free_port()} #"), encoding="utf-8")
+    assert (CPU_TWINS["cpu-fsdp-2"], paper.lora) == (paper.accelerate_config, None)
     overrides = [f"grpo.model.model={searching_model_dir}", f"grpo.lcrl.dataset.limit={QA_LIMIT}",
                  "grpo.sampling.max_new_tokens=96", "grpo.sampling.temperature=0.5", "grpo.lcrl.max_turn_tokens=16",
-                 "grpo.lcrl.max_information_tokens=48", *COMMON]
+                 "grpo.lcrl.max_information_tokens=48", *COMMON, "grpo.lora=null", f"grpo.beta={paper.beta}",
+                 f"grpo.accelerate_config={config}"]
     summary, _ = polyreason("grpo", REPO / "profiles/cpu-lcrl.yaml", tmp_path, prefect_server, *overrides)
-    assert summary["grpo"]["trained"]["run"]["summary"]["global_step"] == 2
+    result = summary["grpo"]["trained"]["run"]["summary"]
+    assert (result["global_step"], result["weights"], result["num_processes"]) == (2, "full", 2)
     run_id = grpo_child(tmp_path, summary)
+    tags = mlflow_client(tmp_path).get_run(run_id).data.tags
+    assert result["distributed_type"] == tags["polyreason.grpo.distributed_type"] == "FSDP"
     for key in ("grpo/lcrl/fem", "grpo/lcrl/c3recall", "grpo/lcrl/clr", "grpo/lcrl/answered", "grpo/search/calls",
                 "grpo/coupling/advantage"):
         assert steps_logged(tmp_path, run_id, key) == {lang: [1, 2] for lang in LANGS}, key

@@ -18,8 +18,8 @@ weights against the original file, and at the end the gathered trained policy. A
 uninterrupted run: the recorded distributed type is the config's (and its checkpoints have that backend's
 layout, its parameters were sharded on every rank); the reference equals the original weights, and the policy,
 on every rank at step 0; KL is ~0 at step 1 and the reset fires; the resumed run ends with the uninterrupted
-run's weights; the saved model loads back and equals the gathered trained weights. One more launch starts the
-LcRL profile's GRPO section on ``cpu-fsdp-2`` (the twin of its ``multi-gpu-fsdp-4``) on the tiny model.
+run's weights; the saved model loads back and equals the gathered trained weights. (The LcRL profile's GRPO —
+search loop, coupled groups — runs on ``cpu-fsdp-2`` through the CLI in ``tests/e2e/test_lcrl_flow.py``.)
 
 DeepSpeed compiles a CPU op (its shared-memory communication) on first use, into ``TORCH_EXTENSIONS_DIR``
 (the Makefile keeps it under the virtual environment): the module builds it once, before the launches.
@@ -231,33 +231,3 @@ def test_the_saved_model_loads_back_as_the_gathered_trained_weights(runs, stage)
     assert largest_difference(saved, gathered) == 0.0
     original = saved_weights(runs[f"{stage}_model"])
     assert largest_difference(saved, {n: original[n].to(saved[n].dtype) for n in saved}) > 0.0  # it trained
-
-
-def test_the_lcrl_profile_grpo_starts_on_the_cpu_twin_of_its_launch_config(tiny_model_dir, tmp_path):
-    """The paper profile's GRPO section with what a CPU and a tiny model must change (the model, the hub's
-    MKQA and encoder, the sizes) on ``cpu-fsdp-2``, the twin of its ``multi-gpu-fsdp-4``: coupled groups, the
-    search loop, trl's reference model and FSDP2 train a step."""
-    from components.config import load_profile
-    from components.data.benchmarks import load_benchmark
-    from components.data.qa_dataset import qa_rows
-    from components.training.runner import TrainingJob
-
-    profile = load_profile(REPO / "profiles" / "qwen2.5-3b-lcrl-mkqa.yaml", [
-        f"grpo.model={{backend: transformers, model: {tiny_model_dir}, chat: true, device: cpu, dtype: float32}}",
-        "grpo.lcrl.dataset={name: offline_qa, languages: [en, fr, ja], limit: 2}",
-        "grpo.lcrl.retrieval={retriever: bm25, top_k: 3, passage_chars: 200, languages: [en, fr, ja]}",
-        "grpo.coupling.languages=[en, fr, ja]", "grpo.max_steps=1",
-        "grpo.per_device_train_batch_size=9", "grpo.generation_batch_size=18", "grpo.gradient_accumulation_steps=1",
-        "grpo.sampling.max_new_tokens=24", "grpo.lcrl.max_turn_tokens=8", "grpo.lcrl.max_information_tokens=32",
-        "grpo.save_steps=1", "grpo.cpu_threads=1", f"grpo.accelerate_config={launch_config('cpu-fsdp-2', tmp_path)}",
-    ], trl_checks=["grpo"])
-    assert profile.grpo.lora is None and profile.grpo.beta > 0  # all weights, with a reference model
-    rows = qa_rows(load_benchmark("offline_qa", data_dir=None, languages=["en", "fr", "ja"], limit=2).items)
-    data = tmp_path / "qa.jsonl"
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    job = TrainingJob(stage="grpo", grpo=profile.grpo, model=str(tiny_model_dir), dataset=str(data))
-    result = observed_run(job, tmp_path / "grpo", tiny_model_dir, "LcRL GRPO on cpu-fsdp-2")
-    assert (result["distributed_type"], result["num_processes"], result["global_step"]) == ("FSDP", 2, 1)
-    assert [r["reference_vs_original"] for r in result["begin"]] == [0.0, 0.0]
-    assert metrics(result)[1]["kl"] == pytest.approx(0.0, abs=1e-6)
-
