@@ -16,12 +16,12 @@ each process holds, in bytes per parameter, follows how the libraries lay it out
 * FSDP with mixed precision: accelerate upcasts the parameters to fp32 before
   sharding them (``fsdp2_prepare_model``), so ``4 + 4 + 8``, every part sharded.
 
-Mixed precision is the trainer's ``bf16`` flag (the launch's ``mixed_precision``, or bf16 weights on CUDA),
-as ``components.training.precision`` decides it for the trainer. trl's reference model (``beta > 0`` and no
-adapter: with LoRA the reference is the model with its adapter disabled) is one more copy of the weights in the
-dtype the policy is loaded in (trl builds it in the policy's dtype), sharded under ZeRO-3 and FSDP (trl's
-``prepare_deepspeed``/``prepare_fsdp``) and whole on every GPU otherwise. vLLM colocated with the trainer (``vllm_mode: colocate``)
-reserves ``gpu_memory_utilization`` of every GPU. A LoRA run trains only the
+Mixed precision is the trainer's ``bf16`` flag (the launch's ``mixed_precision``, or bf16 weights under a
+launch without it), as ``components.training.precision`` decides it for the trainer. trl's reference model
+(``beta > 0`` and no adapter: with LoRA the reference is the model with its adapter disabled) is one more copy
+of the weights in the dtype the policy is loaded in (trl builds it in the policy's dtype), sharded under ZeRO-3
+and FSDP (trl's ``prepare_deepspeed``/``prepare_fsdp``) and whole on every GPU otherwise. vLLM colocated with
+the trainer (``vllm_mode: colocate``) reserves ``gpu_memory_utilization`` of every GPU. A LoRA run trains only the
 adapter: its weights are counted, its adapter's gradients and optimizer states
 (a small fraction of the weights) are not. Activations, the CUDA context and
 fragmentation are not counted either, so the total is a lower bound: a run above

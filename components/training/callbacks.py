@@ -202,7 +202,7 @@ def copy_policy_into_reference(model: Any, reference: Any) -> None:
     """Full fine-tuning: the reference model's weights become the policy's (trl's sync at mixing weight 1).
 
     Either both models are laid out alike (unsharded, or both sharded: a reset during training), or the policy is
-    still whole while trl has already sharded its reference (before training, ``initial_reference``). trl's sync
+    still whole while trl has already sharded its reference (before training: ``components.training.grpo``). trl's sync
     handles ZeRO-3 in both cases (it gathers the partitioned parameters and rank 0 writes). Under FSDP2 a whole
     tensor cannot be added into a sharded one (``DTensor``), so each whole weight is first laid out as the
     reference's (torch's ``distribute_tensor``, rank 0's values scattered over its mesh and placements).

@@ -41,16 +41,15 @@ def launch_backend(env: Mapping[str, str] | None = None) -> str:
     return "none"
 
 
-def apply_launch(args: Any, device: str, env: Mapping[str, str] | None = None) -> None:
+def apply_launch(args: Any, env: Mapping[str, str] | None = None) -> None:
     """Between the trainer's configuration (trl's ``args``) and the trainer: on CPU processes, make the launch's
     FSDP or DeepSpeed take effect as accelerate makes it on GPUs (the module docstring)."""
     backend = launch_backend(env)
-    if device != "cpu" or backend == "none":
+    if backend == "none" or args.device.type != "cpu":  # args.device sets up the process group and PartialState
         return
     from accelerate.state import PartialState
     from accelerate.utils import DistributedType
 
-    args.device  # the configuration sets up the process group (gloo) and accelerate's PartialState on first use
     if PartialState().distributed_type != DistributedType.MULTI_CPU:
         return  # one process: nothing to shard over
     if backend == "FSDP":

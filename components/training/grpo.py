@@ -102,7 +102,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
     rows = training_rows(raw_rows, settings, model_settings, tokenizer, keep=columns)
     config = grpo_config(settings, precision, out_dir / "trainer", device)
-    apply_launch(config, device)
+    apply_launch(config)
     trainer = grouped_trainer(settings, rows, raw_rows, out_dir, model=model, reward_funcs=rewards, args=config,
                               processing_class=tokenizer, peft_config=lora_config(settings.lora))  # LcRL hook
     if settings.lora is None and trainer.ref_model is not None:  # trl's reference is loaded from the base's path

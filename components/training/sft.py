@@ -87,7 +87,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = Non
     precision = run_precision(sft, job.model_settings, device)
     model, tokenizer = load_model(job.model_settings, device, dtype=precision.weights)
     args = training_arguments(sft, out_dir, device, precision)
-    apply_launch(args, device)
+    apply_launch(args)
     trainer = SFTTrainer(model=model, args=args,
                          train_dataset=Dataset.from_list(sft_examples(rows, sft.template)),
                          processing_class=tokenizer, peft_config=lora_config(sft.lora),
