@@ -9,11 +9,14 @@ complete (resume tests).
 A launch of several processes ends together: every process waits at a barrier
 until all have finished (the main process writes ``result.json`` last) and
 closes the process group, and the launched module leaves with ``os._exit``
-once exit handlers have run and its output is flushed. The interpreter's own
-teardown of torch's and DeepSpeed's native objects is skipped: in one run in
-six of a two-process ZeRO-3 GRPO on CPU a worker died in it (SIGABRT,
-"terminate called without an active exception") before the main process had
-written ``result.json``, and torchrun then ended the others.
+once exit handlers have run and its output is flushed. A gloo process group
+left open at exit can abort the process while the interpreter finalizes
+(torch's gloo work objects still hold tensors whose release needs the GIL:
+SIGABRT, "terminate called without an active exception"); a worker that
+finished early died so in one run in six of a two-process ZeRO-3 GRPO on CPU,
+before the main process had written ``result.json``, and torchrun then ended
+the others. Closing the group first and skipping the interpreter's teardown of
+native objects leaves nothing to abort.
 """
 
 from __future__ import annotations
