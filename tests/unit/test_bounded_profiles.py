@@ -1,4 +1,4 @@
-"""A profile is read within bounds: no alias expansion, no key given twice, every number finite and bounded.
+"""A profile is read within bounds: aliases capped before expansion, no key given twice, every number finite and bounded.
 
 Each problem is refused naming the file, line or dotted key, before anything copies, plans or runs the
 profile; a profile that stands for 9^9 values in 700 bytes is refused in milliseconds under a memory cap.
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import annotated_types
 import pytest
+import yaml
 from pydantic import BaseModel
 
 from components.config import load_profile, load_profile_dict
@@ -53,13 +54,32 @@ def test_an_alias_bomb_is_refused_at_once_under_a_memory_cap(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     seconds, message = done.stdout.strip().split(" ", 1)
     assert float(seconds) < 1.0
-    assert message == (f"{path}: line 2: YAML aliases (*name, with &name anchors) are not allowed in a profile: "
-                       "write the value out")
+    assert message == (f"{path}: line 2: YAML aliases (*name, with &name anchors) make this profile stand for more "
+                       "than 1000000 values once written out (the most a profile may hold): write the value out once")
 
 
-def test_an_alias_inside_an_override_value_is_refused():
+def test_an_alias_bomb_inside_an_override_value_is_refused():
+    bomb = "[" + ", ".join(["&l0 [x, x, x, x, x, x, x, x, x, x]"] + ["*l0"] * 9) + "]"
+    value = "&l1 " + bomb
+    for level in range(2, 7):
+        value = f"[&l{level} [{value}], " + ", ".join([f"*l{level}"] * 9) + "]"
     with pytest.raises(ProfileError, match="line 1: YAML aliases"):
-        load_profile_dict(EVALUATION, ["evaluation.benchmarks.0.languages=[&l [en], *l]"])
+        load_profile_dict(EVALUATION, [f"evaluation.benchmarks.0.languages={value}"])
+
+
+def test_a_profile_written_by_yaml_safe_dump_with_shared_lists_reads_as_pyyaml_reads_it(tmp_path):
+    """``yaml.safe_dump`` writes an anchor and an alias wherever two keys share one Python list: such a profile is
+    ordinary YAML and loads to what PyYAML's own safe loader builds."""
+    languages = ["en", "fr"]
+    profile = {"name": "x", "evaluation": {"model": {"backend": "fake", "model": "fake"}, "benchmarks": [
+        {"name": "mgsm", "data_dir": "mgsm", "languages": languages},
+        {"name": "msvamp", "data_dir": "msvamp", "languages": languages}]}}
+    text = yaml.safe_dump(profile)
+    assert "*id001" in text
+    path = tmp_path / "dumped.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert load_profile(path).evaluation.benchmarks[1].languages == yaml.safe_load(text)["evaluation"][
+        "benchmarks"][1]["languages"] == ["en", "fr"]
 
 
 def test_a_section_given_twice_is_refused_naming_it_and_both_lines(tmp_path):
