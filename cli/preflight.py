@@ -102,8 +102,10 @@ def unreadable(path: Path) -> str | None:
 
 
 def benchmark_problems(section: Any, where: str) -> list[str]:
-    """Languages a benchmark's local copy does not have (its files, as the loader reads them)."""
+    """Languages a benchmark's local copy does not have (its files, as the loader reads them); a copy shipped in
+    the package holds only what the CPU profiles read, so the problem then says where the others are."""
     from components.data.benchmarks import available_languages
+    from components.data.packaged import packaged_set
 
     problems = []
     for index, bench in enumerate(getattr(section, "benchmarks", None) or []):
@@ -112,8 +114,11 @@ def benchmark_problems(section: Any, where: str) -> list[str]:
         available = available_languages(bench.name, bench.data_dir)
         missing = [lang for lang in bench.languages if lang not in available]
         if missing:
+            shipped = packaged_set(bench.data_dir)
+            hint = (f"; packaged:{shipped} ships only these: set data_dir to a full copy, or unset it to read the "
+                    f"hub copy (or list the others in hub_languages)") if shipped else ""
             problems.append(f"{where}.benchmarks.{index}.languages: {bench.name} has no {', '.join(missing)} in "
-                            f"{bench.data_dir} (it has: {', '.join(available) or 'nothing'})")
+                            f"{bench.data_dir} (it has: {', '.join(available) or 'nothing'}){hint}")
     return problems
 
 

@@ -30,6 +30,10 @@
   value is validated, not imported with this package, so settings stay a leaf that
   every component can import, and the registries stay where their entries are
   defined.
+* ``ProjectPath``: a field naming a file or directory to read, relative to the
+  project directory, or ``packaged:<set>[/<file>]`` for a data set shipped in
+  the package (``components.data.packaged``; the set's name is checked when the
+  profile loads, the path resolved with the others, ``profile.resolve_path``).
 
 >>> class Demo(StrictSettings):
 ...     OPERATIONAL = {"timeout_s": "how long to wait, not what is computed"}
@@ -46,6 +50,7 @@ import inspect
 import math
 import re
 from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import (
@@ -168,6 +173,7 @@ REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, attribute)
     "LCPR rule": ("components.metrics.lcpr", "RULES"),
     "retriever": ("components.retrieval", "RETRIEVERS"),
     "accelerate config": ("components.training.accelerate", "ACCELERATE_CONFIGS"),
+    "packaged data set": ("components.data.packaged", "PACKAGED_DATA"),  # the sets a ``packaged:`` path names
     "stress table": ("components.audit.stress", "load_table"),  # a reader: its languages depend on the file
 }
 
@@ -218,7 +224,33 @@ class ProjectPathMarker:
         return "ProjectPath"
 
 
-ProjectPath = Annotated[str, ProjectPathMarker()]
+PACKAGED_PREFIX = "packaged:"
+
+
+def check_project_path(value: str) -> str:
+    """``value``; a ``packaged:<set>[/<file>]`` reference must name a shipped set and stay inside it.
+
+    >>> check_project_path("packaged:mgsm/exemplars.json"), check_project_path("../data/x.json")
+    ('packaged:mgsm/exemplars.json', '../data/x.json')
+    >>> check_project_path("packaged:mgsm/../../x")
+    Traceback (most recent call last):
+    ValueError: packaged:mgsm/../../x: a packaged path names a file inside its set ('..' is not allowed)
+    """
+    if value.startswith(PACKAGED_PREFIX):
+        name, _, inside = value.removeprefix(PACKAGED_PREFIX).partition("/")
+        check_registered("packaged data set", name)
+        if ".." in PurePosixPath(inside).parts:
+            raise ValueError(f"{value}: a packaged path names a file inside its set ('..' is not allowed)")
+    return value
+
+
+def packaged_path(value: str) -> Path:
+    """The absolute path a ``packaged:<set>[/<file>]`` reference names (``components.data.packaged``)."""
+    name, _, inside = value.removeprefix(PACKAGED_PREFIX).partition("/")
+    return Path(registry("packaged data set")[name]) / inside
+
+
+ProjectPath = Annotated[str, ProjectPathMarker(), AfterValidator(check_project_path)]
 
 
 def is_path_field(model: type[BaseModel], name: str) -> bool:

@@ -32,7 +32,9 @@ from pydantic import Field, field_validator, model_validator
 
 from components.settings.answers import answer_format_problems
 from components.settings.audit import AuditSettings, stress_table_languages
-from components.settings.base import StrictSettings, credential_keys, is_path_field, unknown_name_message
+from components.settings.base import (
+    PACKAGED_PREFIX, StrictSettings, credential_keys, is_path_field, packaged_path, unknown_name_message,
+)  # fmt: skip
 from components.settings.data import DataSettings, source_overlaps
 from components.settings.evaluation import EvaluationSettings
 from components.settings.execution import ExecutionSettings
@@ -195,13 +197,18 @@ def join_problems(problems: list[str]) -> str:
 
 
 def resolve_path(value: str | Path | None, base_dir: str | Path | None) -> Path | None:
-    """``value`` when absolute (``~`` expanded), else relative to ``base_dir`` (the current directory if ``None``).
+    """``value`` when absolute (``~`` expanded), the shipped file a ``packaged:`` reference names, else ``value``
+    relative to ``base_dir`` (the current directory if ``None``).
 
     >>> str(resolve_path("../data/x.json", "/project/runs")), resolve_path(None, "/p")
     ('/project/data/x.json', None)
+    >>> resolve_path("packaged:mgsm/mgsm_fr.tsv", "/p").parts[-4:]
+    ('data', 'packaged', 'mgsm', 'mgsm_fr.tsv')
     """
     if value is None:
         return None
+    if str(value).startswith(PACKAGED_PREFIX):
+        return packaged_path(str(value))
     candidate = Path(value).expanduser()
     if not candidate.is_absolute():
         candidate = Path(base_dir or ".").resolve() / candidate

@@ -147,7 +147,7 @@ def test_phi_leaves_its_floor_where_the_cosine_passes_it():
 
 def test_a_warmup_as_long_as_the_run_is_refused():
     body = {"sft": {"max_steps": 3, "warmup_steps": 3}, "data": {"languages": ["fr"], "traces": {
-        "from_file": "../shared/data/mgsm/exemplars.json"}}}
+        "from_file": "packaged:mgsm/exemplars.json"}}}
     problems = plan_of(body).problems
     assert [(p.stage, p.keys) for p in problems] == [("sft", ("sft.warmup_ratio", "sft.warmup_steps"))]
     assert "the warm-up (3 steps) lasts the whole run (3 steps)" in problems[0].message
