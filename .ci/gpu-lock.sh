@@ -7,7 +7,8 @@
 # the CUDA builds. The result is what the README's GPU section installs:
 #     pip install -c constraints/gpu.txt -e ".[gpu]"
 # Run it again after changing a dependency in pyproject.toml (tests/unit/test_dependency_pins.py fails
-# until the pins satisfy pyproject.toml again). Takes about 40 s with pip's cache warm.
+# until the pins satisfy pyproject.toml again). Needs PyPI (online). Took 5 min 4 s on 2 loaded cores: pip builds
+# DeepSpeed's metadata from its source distribution (DeepSpeed ships no wheel on PyPI).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

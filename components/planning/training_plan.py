@@ -1,6 +1,7 @@
 """The plans of the trainer stages: SFT and curriculum GRPO (``components.planning.steps`` counts their steps).
 
-Problems found here: trl's config refusing the batch geometry on the launched
+Problems found here: a launch backend whose package cannot be imported
+(``components.planning.launch_backend``), trl's config refusing the batch geometry on the launched
 number of processes, fewer prompts than one generation batch, a warm-up as long
 as the run, a τ curriculum whose maximum the planned steps cannot reach, a
 generation length the model's context cannot hold, a run whose weights, gradients,
@@ -22,6 +23,7 @@ from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
 from components.planning.schedules import curricula, phi_start, tau_plan
 from components.planning.launch import Launch, launch_problems, stage_launch
+from components.planning.launch_backend import backend_problems
 from components.planning.steps import TrainerSteps, grpo_steps, sft_steps
 from components.planning.validation_plan import engine_generates, validation_tokens
 
@@ -65,11 +67,12 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     processes = launch.processes
     stage = StagePlan("sft", trainer_where(profile, "sft", section, launch))
     stage.values.update(processes=processes, machines=launch.machines)
+    backend = backend_problems(stage, profile, "sft", section)
     stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
     try:
         steps = sft_steps(section, rows.count or 0, processes)
     except ValueError as error:
-        return stage, [Problem("sft", tuple(f"sft.{k}" for k in BATCH_KEYS[:2]), f"trl refuses: {error}")]
+        return stage, backend + [Problem("sft", tuple(f"sft.{k}" for k in BATCH_KEYS[:2]), f"trl refuses: {error}")]
     stage.add("batch", f"{steps.per_device} per device × {processes} process(es) × {steps.accumulation} accumulation "
                        f"= {steps.per_device * processes * steps.accumulation} rows per step")
     steps_lines(stage, section, steps)
@@ -78,7 +81,7 @@ def sft_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     tokens = steps.total_steps * steps.per_device * processes * steps.accumulation * length
     stage.add("tokens trained", f"≤ {tokens:,} (every row at max_length {length:,})", tokens_trained=tokens)
     facts = facts_of(section.model, profile.project_dir)
-    problems = packing + warmup_problems("sft", steps) + launch_problems(profile, "sft", section, launch)
+    problems = backend + packing + warmup_problems("sft", steps) + launch_problems(profile, "sft", section, launch)
     if on_gpu(section.model):
         passes = training_passes(lora=section.lora is not None,
                                  checkpointing=bool(section.trl_option("gradient_checkpointing")))
@@ -167,13 +170,14 @@ def grpo_stage(profile: Any, gpu: str) -> tuple[StagePlan, list[Problem]]:
     processes = launch.processes
     stage = StagePlan("grpo", trainer_where(profile, "grpo", section, launch))
     stage.values.update(processes=processes, machines=launch.machines)
+    backend = backend_problems(stage, profile, "grpo", section)
     stage.add("rows in", rows.text(), rows=rows.count, rows_bound=rows.bound)
     try:
         steps = grpo_steps(section, rows.count or 0, processes, coupled_languages(profile))
     except ValueError as error:
-        return stage, [Problem("grpo", tuple(f"grpo.{k}" for k in BATCH_KEYS),
-                               f"trl's GRPOConfig refuses them on {processes} process(es): {error}")]
-    problems = generation_lines(stage, section, steps, rows) + warmup_problems("grpo", steps)
+        return stage, backend + [Problem("grpo", tuple(f"grpo.{k}" for k in BATCH_KEYS),
+                                         f"trl's GRPOConfig refuses them on {processes} process(es): {error}")]
+    problems = backend + generation_lines(stage, section, steps, rows) + warmup_problems("grpo", steps)
     problems += launch_problems(profile, "grpo", section, launch)
     steps_lines(stage, section, steps)
     problems += schedule_lines(stage, profile, steps)

@@ -1,10 +1,12 @@
-"""The GPU install and the CPU vLLM test environment stay on a vLLM that the installed trl supports.
+"""The GPU install and the CPU vLLM test environment stay on a vLLM and a DeepSpeed that the installed trl supports.
 
-trl names the vLLM versions it supports in its own ``vllm`` extra (``Requires-Dist: vllm…; extra ==
-"vllm"``); that is the range read here, so a trl upgrade moves it. Checked: the ``gpu`` extra takes
-vLLM through that extra; ``constraints/gpu.txt`` (the GPU host's pins, written by
-``.ci/gpu-lock.sh``) pins that trl and a vLLM inside its range, and every project dependency at a
-version ``pyproject.toml`` accepts; ``.ci/vllm-env.sh`` installs the CPU build of the same vLLM.
+trl names the vLLM and DeepSpeed versions it supports in its own ``vllm`` and ``deepspeed`` extras
+(``Requires-Dist: vllm…; extra == "vllm"``); those are the ranges read here, so a trl upgrade moves
+them. Checked: the ``gpu`` extra takes vLLM and DeepSpeed (the ZeRO configs every DeepSpeed-launched
+paper profile needs) through those extras; ``constraints/gpu.txt`` (the GPU host's pins, written by
+``.ci/gpu-lock.sh``) pins that trl, a vLLM and a DeepSpeed inside its ranges, and every project
+dependency at a version ``pyproject.toml`` accepts; ``.ci/vllm-env.sh`` installs the CPU build of the
+same vLLM.
 """
 
 from __future__ import annotations
@@ -21,13 +23,18 @@ from packaging.version import Version
 REPO = Path(__file__).resolve().parents[2]
 
 
-def trl_vllm_range():
-    """The ``vllm`` specifier of the installed trl's ``vllm`` extra."""
+def trl_extra_range(package: str):
+    """The ``package`` specifier of the installed trl's extra of that name (``vllm``, ``deepspeed``)."""
     for line in importlib.metadata.requires("trl") or []:
         requirement = Requirement(line)
-        if requirement.name == "vllm" and requirement.marker and requirement.marker.evaluate({"extra": "vllm"}):
+        if requirement.name == package and requirement.marker and requirement.marker.evaluate({"extra": package}):
             return requirement.specifier
-    raise AssertionError("the installed trl has no vllm extra")
+    raise AssertionError(f"the installed trl has no {package} extra")
+
+
+def trl_vllm_range():
+    """The ``vllm`` specifier of the installed trl's ``vllm`` extra."""
+    return trl_extra_range("vllm")
 
 
 def project() -> dict:
@@ -44,16 +51,18 @@ def gpu_pins() -> dict[str, str]:
     return pins
 
 
-def test_gpu_extra_takes_vllm_through_trls_vllm_extra():
+def test_gpu_extra_takes_vllm_and_deepspeed_through_trls_extras():
     extra = [Requirement(r) for r in project()["optional-dependencies"]["gpu"]]
-    assert [(r.name, r.extras) for r in extra] == [("trl", {"vllm"})]
-    assert not [r for r in extra if r.name == "vllm"]  # no vLLM range of our own beside trl's
+    assert [(r.name, r.extras) for r in extra] == [("trl", {"vllm", "deepspeed"})]
+    assert not [r for r in extra if r.name in ("vllm", "deepspeed")]  # no range of our own beside trl's
 
 
-def test_gpu_pins_hold_trls_vllm_and_the_installed_trl():
+@pytest.mark.parametrize("package", ["vllm", "deepspeed"])
+def test_gpu_pins_hold_trls_ranges_and_the_installed_trl(package):
     pins = gpu_pins()
     assert pins["trl"] == importlib.metadata.version("trl")  # the range read from the installed trl applies
-    assert Version(pins["vllm"]) in trl_vllm_range(), (pins["vllm"], str(trl_vllm_range()))
+    assert package in pins, f"constraints/gpu.txt has no pin for {package}: run .ci/gpu-lock.sh"
+    assert Version(pins[package]) in trl_extra_range(package), (pins[package], str(trl_extra_range(package)))
 
 
 @pytest.mark.parametrize("requirement", project()["dependencies"], ids=lambda r: Requirement(r).name)
