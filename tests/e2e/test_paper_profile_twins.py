@@ -2,9 +2,9 @@
 
 Each shipped twin (``profiles/cpu-*-evaluation.yaml``) is loaded as it is — every
 protocol switch kept — with the tiny from-config model (Qwen3-style chat template)
-in place of Gemma and its data paths resolved from the repository. AdaMame's and
-PCS's twins run the evaluation flow, the verifier-bias twin the audit flow (which
-generates first). Real Prefect server, MLflow in the project; random weights:
+in place of Gemma; their data ships in the package (``packaged:``), so they run with
+nothing beside the repository. AdaMame's and PCS's twins run the evaluation flow,
+the verifier-bias twin the audit flow (which generates first). Real Prefect server, MLflow in the project; random weights:
 the tests assert that the protocol reaches the prompts, the sample counts and
 the logged metric names, never the numbers.
 """
@@ -26,8 +26,6 @@ def twin(name: str, model_dir: Path, project: Path) -> dict:
     data = yaml.safe_load((REPO / "profiles" / f"cpu-{name}-evaluation.yaml").read_text(encoding="utf-8"))
     data["project_dir"] = str(project)
     data["evaluation"]["model"]["model"] = str(model_dir)
-    for benchmark in data["evaluation"]["benchmarks"]:
-        benchmark["data_dir"] = str((REPO / benchmark["data_dir"]).resolve())  # profiles run from the repository
     return data
 
 
@@ -79,7 +77,7 @@ CHECKS = {"adamame": check_adamame, "pcs": check_pcs, "verifier-bias": check_ver
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_cpu_twin_runs_on_the_tiny_model(name, tiny_model_dir, shared_data, tmp_path, prefect_server):
+def test_cpu_twin_runs_on_the_tiny_model(name, tiny_model_dir, tmp_path, prefect_server):
     from components.config import load_profile_dict
     from flows.commands import run_audit
     from flows.evaluation import evaluation_flow
