@@ -58,7 +58,7 @@ def workload(profile_path: str) -> tuple:
     from components.data.benchmarks import load_benchmark
     from components.data.prompts import build_prompts, stop_sequences
 
-    section = load_profile(profile_path).evaluation
+    section = load_profile(profile_path).with_absolute_paths().evaluation  # as a flow's prepared() makes them
     items = []
     for bench in section.benchmarks:
         items += load_benchmark(bench.name, data_dir=bench.data_dir, languages=bench.languages, limit=bench.limit,
