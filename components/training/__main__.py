@@ -61,10 +61,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def leave_process_group() -> None:
-    """Wait for every process of the launch, then close its process group (nothing without one)."""
+    """Wait for every process of the launch, then close its process group (nothing without one, or with a
+    group of one process: trl's colocated vLLM builds such a group in a single process and keeps using it, so a
+    caller that trains again in the same process, as the tests of that mode do, needs it left open)."""
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized():
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         dist.barrier()
         dist.destroy_process_group()
 
