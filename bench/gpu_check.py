@@ -329,4 +329,7 @@ def run_parts(args, work: Path) -> dict:
 
 
 if __name__ == "__main__":
+    from components.catalog import install
+
+    install()  # settings check registry names against the project's registries, as on the command line
     main()

@@ -143,4 +143,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from components.catalog import install
+
+    install()  # settings check registry names against the project's registries, as on the command line
     main()

@@ -69,10 +69,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.data.benchmarks import SCHEMES
 from components.metrics.aggregate import COUNT, GROUP_NAMES, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
 from components.metrics.intervals import as_rate, rate_interval
-from components.metrics.table import LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, metric_for
+from components.metrics.table import (
+    LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, macro_fields, metric_for,
+)  # fmt: skip
 
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
 Scored = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> scored rows
@@ -137,7 +140,7 @@ def language_tables(metrics: Mapping[str, float], headline: str = "accuracy") ->
         match = METRIC.match(key)
         if match:
             row = rows.setdefault(match["benchmark"], {}).setdefault(
-                match["lang"], {"lang": match["lang"], "headline": headline_for(match["benchmark"], headline)})
+                match["lang"], {"lang": match["lang"], "headline": headline_for(match["benchmark"], SCHEMES, headline)})
             row[match["metric"]] = value
     return {benchmark: list(langs.values()) for benchmark, langs in rows.items()}
 
@@ -146,7 +149,7 @@ def benchmark_columns(benchmark: str | None, rows: Sequence[Mapping[str, Any]]) 
     """The metrics compared on one benchmark: for math its reports' headline accuracy, ``accuracy`` when
     that is another one, LCPR and the LCPRs scored beside it, then the table's other compared metrics;
     for QA the QA table's compared metrics (fEM first)."""
-    if kind_of(benchmark) == "qa":
+    if kind_of(benchmark, SCHEMES) == "qa":
         return compared("qa")
     headline = next((row["headline"] for row in rows if row.get("headline")), "accuracy")
     accuracy = (headline,) if headline == "accuracy" else (headline, "accuracy")
@@ -198,10 +201,11 @@ def _paired(mine: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any
     """The paired difference of one cell: a language, ``overall`` (rows pooled) or a language group."""
     members = _members(theirs, lang, in_domain)
     if members is None:
-        return paired_difference(_cell_rows(mine, lang), _cell_rows(theirs, lang), table, bootstrap)
+        return paired_difference(_cell_rows(mine, lang), _cell_rows(theirs, lang), table, bootstrap,
+                                 macro=macro_fields(SCHEMES))
     languages = [part[0]["lang"] for part in members if part]
     return paired_difference([r for r in mine if r["lang"] in languages], [r for r in theirs if r["lang"] in languages],
-                             table, bootstrap, languages=languages)
+                             table, bootstrap, macro=macro_fields(SCHEMES), languages=languages)
 
 
 def _deltas(entry: dict, reference: Mapping[str, Any], names: Sequence[str],
@@ -236,7 +240,7 @@ def comparison_rows(tables: Tables, baseline: str, metrics: Sequence[str] | None
         reference_model = against[model]
         base = {(bench, row["lang"]): row for bench, rows in tables.get(reference_model, {}).items() for row in rows}
         for bench, rows in benchmarks.items():
-            own = [name for name in names if metric_for(name).kind == kind_of(bench)]  # a QA cell has no LCPR
+            own = [name for name in names if metric_for(name).kind == kind_of(bench, SCHEMES)]  # a QA cell has no LCPR
             for row in rows:
                 entry = {"benchmark": bench, "lang": row["lang"], "model": model,
                          **{key: _number(row.get(key)) for m in names for key in (m, m + STDERR, m + COUNT)}}
@@ -290,7 +294,7 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str, accurac
     ``matplotlib.figure.Figure`` (no pyplot state)."""
     from matplotlib.figure import Figure
 
-    language = LANGUAGE_METRIC[kind_of(benchmark)]
+    language = LANGUAGE_METRIC[kind_of(benchmark, SCHEMES)]
     mine = [r for r in rows
             if r["benchmark"] == benchmark and r.get(accuracy) is not None and r.get(language) is not None]
     models = list(dict.fromkeys(r["model"] for r in mine))

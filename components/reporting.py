@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from components.metrics.aggregate import COUNT, STDERR
-from components.metrics.table import LANGUAGE_METRIC, kind_of, table_columns
+from components.data.benchmarks import benchmark_kind as kind_of
+from components.metrics.table import LANGUAGE_METRIC, table_columns
 
 METRICS_FILE, LANGUAGES_FILE, FIGURE_FILE = "metrics.json", "languages.json", "accuracy_vs_lcpr.png"
 FAILED_LINES_FILE = "failed_lines.json"

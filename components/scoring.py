@@ -5,7 +5,7 @@ optional ``benchmark``, ``source`` (a benchmark's subset, e.g. MMATH's MATH500),
 ``max_context``, ``num_tokens``, ``answers`` (every accepted answer of a QA row). Rows of a QA
 benchmark (MKQA, XOR-TyDi, the offline set) are scored with the QA metrics (fEM, c3Recall, CLR:
 ``components.metrics.qa``) on their last ``<answer>`` block, the rows of one call being of one kind
-(``components.metrics.table.kind_of_rows``). The completion is split at ``</think>``
+(``components.metrics.table.kind_of_rows``, by each benchmark's spec: ``components.data.benchmarks.SCHEMES``). The completion is split at ``</think>``
 (``components.verification.split_think``); language metrics look at the reasoning trace, the
 verifier at the whole completion, TTC at the whole completion. A scored row holds the row
 fields of every metric of the table, each filled by that metric's own scorer
@@ -43,6 +43,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from components.data.benchmarks import SCHEMES
 from components.language import MemoDetector, get_detector, is_supported
 from components.metrics import aggregate
 from components.metrics.bootstrap import Bootstrap
@@ -164,7 +165,7 @@ def _rules(settings: ScoringSettings) -> dict[str, Any]:
 def sample_rules(settings: ScoringSettings, rows: Sequence[Mapping[str, Any]]) -> Rules:
     """The rules ``score_rows`` judges valid ``rows`` with, their detector a memo over the rows' languages."""
     detector = MemoDetector(get_detector({row["lang"] for row in rows}))
-    return Rules(detector=detector, kind=kind_of_rows(rows), **_rules(settings))
+    return Rules(detector=detector, kind=kind_of_rows(rows, SCHEMES), **_rules(settings))
 
 
 def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(), *, source: str = "<rows>",
@@ -192,12 +193,13 @@ def _score_numbered(numbered: Callable[[], Iterable[tuple[int, Any, Any]]], sett
     passes (``components.scoring_input``): rows left out are named in ``errors``, completions are never all held."""
     rules = _rules(settings)
     found = survey(numbered, lambda row, line: _check_row(row, SCORE_FIELDS, source, line), source)
-    kind = kind_of_rows({"benchmark": name} for name in found.benchmarks)
+    kind = kind_of_rows(({"benchmark": name} for name in found.benchmarks), SCHEMES)
     detector = get_detector(found.languages)
     scored, errors = [], found.errors
     for chunk in rows_to_score(numbered(), found.excluded, _CHUNK):  # a memo per chunk keeps memory bounded
         scored += _score_chunk(chunk, Rules(detector=MemoDetector(detector), kind=kind, **rules))
-    options = {"pass_k": settings.pass_k, "bootstrap": Bootstrap(settings.bootstrap_resamples, settings.bootstrap_seed)}
+    options = {"pass_k": settings.pass_k, "bootstrap": Bootstrap(settings.bootstrap_resamples, settings.bootstrap_seed),
+               "schemes": SCHEMES}
     per_lang = aggregate.per_language(scored, **options)
     return {
         "rows": scored,

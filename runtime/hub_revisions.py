@@ -21,7 +21,7 @@ fingerprint, ``runtime.file_inputs``).
 
 Hub references in settings: a model section's ``model`` read by transformers
 or vLLM that is no local path, a benchmark read from its hub copy
-(``components.data.loaders_hub.HUB_SOURCES``, other-language repositories
+(its spec's ``hub``, ``components.data.benchmarks``, other-language repositories
 too), a data source's ``hub`` and a dense retriever's encoder.
 """
 
@@ -69,14 +69,12 @@ def _own_references(section, benchmark_type, model_type):
 
 def benchmark_repositories(benchmark) -> list[tuple[str, str]]:
     """The hub repositories a benchmark's rows come from (none when every language is read from ``data_dir``)."""
-    from components.data.loaders_hub import HUB_SOURCES
+    from components.data.benchmarks import BENCHMARKS
 
     if benchmark.data_dir is not None and not benchmark.hub_languages:
         return []
-    source = HUB_SOURCES.get(benchmark.name)
-    if source is None:
-        return []
-    return [("dataset", source.repo)] + [("dataset", repo) for _, repo in source.elsewhere]
+    source = BENCHMARKS[benchmark.name].hub if benchmark.name in BENCHMARKS else None
+    return [] if source is None else [("dataset", repo) for repo in source.repositories()]
 
 
 def is_hub_id(name: str) -> bool:

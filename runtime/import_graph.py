@@ -11,7 +11,16 @@ runs the packages ``a`` and ``a.b``'s ``__init__`` (``package_inits``), and a
 ``python -m a.b`` command runs ``a.b.__main__`` in another process
 (``entry_points``). Both are code that runs, so a task's cache key follows them
 (``runtime.task_code``); neither is an import, so the cycle check does not (a
-package that imports its own modules to re-export them is no cycle).
+package that imports its own modules to re-export them is no cycle). A third is
+the design's: ``type_checking`` adds the imports of ``if TYPE_CHECKING:`` blocks,
+which never run but are dependencies all the same (a module that names another's
+type depends on it), so the layering and cycle checks count them.
+
+``LAYERS`` says which way the arrows go: the packages ``cli -> flows -> tasks ->
+runtime -> components``, and inside ``components`` numbered layers, each module of a
+group (a subpackage, or a module at the top of ``components``) at its group's layer.
+A module may import its own layer and those below; ``upward_arrows`` lists the
+imports that point up.
 
 Python's ``modulefinder`` also reads imports without running them, but it does
 not see modules named in strings and it walks the standard library and every
@@ -38,6 +47,47 @@ def module_name(path: Path, root: Path) -> str:
 def modules_of(packages: tuple[str, ...] = PACKAGES, root: Path = REPO) -> dict[str, Path]:
     """Module name -> source file, for every ``.py`` file of ``packages`` under ``root``."""
     return {module_name(path, root): path for package in packages for path in sorted((root / package).rglob("*.py"))}
+
+
+COMPONENT_LAYERS: dict[str, int] = {  # group of ``components`` -> its layer (0: the bottom)
+    # 0: settings, plain records and process plumbing, which nothing of ours is below
+    "": 0, "settings": 0, "records": 0, "numbers": 0, "language_text": 0, "progress": 0, "quiet": 0,
+    "lifeline": 0, "setting_keys": 0, "profile_yaml": 0, "scoring_input": 0,
+    # 1: reading profiles, and judging a text (its language, its answer)
+    "config": 1, "language": 1, "langdetect_detector": 1, "extraction": 1, "verification": 1,
+    # 2: capabilities: retrieval (and its text protocol) and the generation backends
+    "retrieval": 2, "generation": 2,
+    # 3: metrics, which take each benchmark's scheme from their callers
+    "metrics": 3,
+    # 4: what is evaluated and what is rewarded: benchmarks and datasets, GRPO rewards
+    "data": 4, "rewards": 4,
+    # 5: the stages' work: scoring, the verifier audit, training
+    "scoring": 5, "audit": 5, "training": 5,
+    # 6: what is reported and planned from them
+    "scoring_explain": 6, "reporting": 6, "comparison": 6, "comparison_headline": 6, "run_report": 6,
+    "paper_tables": 6, "paper_comparison": 6, "run_form": 6, "planning": 6,
+    # 7: the catalog of every registry, which the entry points hand to the settings
+    "catalog": 7,
+}
+PACKAGE_LAYERS = {"runtime": 8, "tasks": 9, "flows": 10, "cli": 11}
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a project module (``None``: its group has none yet, which the layering test refuses).
+
+    >>> layer_of("components.metrics.table"), layer_of("components.catalog"), layer_of("flows.recipe")
+    (3, 7, 10)
+    """
+    root, _, rest = module.partition(".")
+    if root != "components":
+        return PACKAGE_LAYERS.get(root)
+    return COMPONENT_LAYERS.get(rest.partition(".")[0])
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """``(module, imported)`` for every import in ``graph`` that points to a higher layer."""
+    return sorted((module, target) for module, targets in graph.items() for target in targets
+                  if (layer_of(module) or 0) < (layer_of(target) or 0))
 
 
 def _type_checking_nodes(tree: ast.Module) -> set[int]:
@@ -77,10 +127,11 @@ def _with_packages(target: str, known: set[str]) -> set[str]:
 
 
 def imports_of(source: str, name: str, is_package: bool, known: set[str], package_inits: bool = False,
-               names: bool = True, entry_points: bool = False) -> set[str]:
-    """The modules of ``known`` that module ``name`` (its ``source``) may import (``names``: strings count)."""
+               names: bool = True, entry_points: bool = False, type_checking: bool = False) -> set[str]:
+    """The modules of ``known`` that module ``name`` (its ``source``) may import (``names``: strings count;
+    ``type_checking``: the imports of ``if TYPE_CHECKING:`` blocks too)."""
     tree = ast.parse(source)
-    skipped = _type_checking_nodes(tree)
+    skipped = set() if type_checking else _type_checking_nodes(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -96,18 +147,19 @@ def imports_of(source: str, name: str, is_package: bool, known: set[str], packag
 
 def import_graph(packages: tuple[str, ...] = PACKAGES, root: Path = REPO, package_inits: bool = False,
                  names_from: Callable[[str], bool] = lambda name: True,
-                 entry_points: bool = False) -> dict[str, set[str]]:
+                 entry_points: bool = False, type_checking: bool = False) -> dict[str, set[str]]:
     """Module -> the project modules it may import (see the module docstring); the strings of a module count
-    when ``names_from(module)``; ``entry_points``: a ``python -m`` name reaches the package's ``__main__``."""
-    return graph_of(modules_of(packages, root), package_inits, names_from, entry_points)
+    when ``names_from(module)``; ``entry_points``: a ``python -m`` name reaches the package's ``__main__``;
+    ``type_checking``: imports under ``if TYPE_CHECKING:`` count (the design's dependencies)."""
+    return graph_of(modules_of(packages, root), package_inits, names_from, entry_points, type_checking)
 
 
 def graph_of(modules: dict[str, Path], package_inits: bool = False, names_from: Callable[[str], bool] = lambda name: True,
-             entry_points: bool = False) -> dict[str, set[str]]:
+             entry_points: bool = False, type_checking: bool = False) -> dict[str, set[str]]:
     """``import_graph`` over given modules (name -> source file)."""
     known = frozenset(modules)
     return {name: set(_imports_of_file(str(path), *file_stamp(path), name, known, package_inits, names_from(name),
-                                       entry_points))
+                                       entry_points, type_checking))
             for name, path in modules.items()}
 
 
@@ -119,10 +171,10 @@ def file_stamp(path: Path) -> tuple[int, int]:
 
 @lru_cache(maxsize=8192)
 def _imports_of_file(path: str, size: int, mtime_ns: int, name: str, known: frozenset[str], package_inits: bool,
-                     names: bool, entry_points: bool) -> frozenset[str]:
+                     names: bool, entry_points: bool, type_checking: bool) -> frozenset[str]:
     source = Path(path).read_text(encoding="utf-8")
     return frozenset(imports_of(source, name, Path(path).name == "__init__.py", set(known), package_inits, names,
-                                entry_points))
+                                entry_points, type_checking))
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

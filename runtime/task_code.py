@@ -10,11 +10,11 @@ code is found, not listed:
 * **the project modules it reaches**: the modules those refer to (imports at
   module level and inside the functions, modules named in strings) and every
   project module reachable from them in ``runtime.import_graph``'s graph, where
-  importing ``a.b.c`` also runs ``a``'s and ``a.b``'s ``__init__``. A module
-  a settings validator names to check that a value is registered is no edge: the
-  check decides whether a profile loads, never what a task computes, and the
-  code that computes (a reward, a verifier) is reached through the imports of
-  the code that runs it;
+  importing ``a.b.c`` also runs ``a``'s and ``a.b``'s ``__init__``. The settings
+  check registry names through the registries handed to them
+  (``components.settings.registries``) and import no registry, so a check that
+  decides whether a profile loads is no edge; the code that computes (a reward,
+  a verifier) is reached through the imports of the code that runs it;
 * **the libraries of its stage**: the installed versions of the libraries whose
   behaviour decides the stage's output, declared once per stage in
   ``STAGE_LIBRARIES`` (a task names its stages); an upgrade of math-verify
@@ -59,7 +59,6 @@ STAGE_LIBRARIES: dict[str, tuple[str, ...]] = {  # stage -> distributions whose 
     "adapters": ("torch", "transformers", "peft", "safetensors"),
     "retrieval": ("bm25s", "sentence-transformers", "tokenizers", "torch", "transformers"),
 }
-NAME_CHECKS = "components.settings"  # modules whose named registries are validation look-ups only
 
 
 @dataclass(frozen=True)
@@ -182,9 +181,8 @@ def references(node: ast.AST, module: str, is_package: bool, known: set[str],
 
 def reachable_modules(starts: set[str] | frozenset[str], paths: dict[str, Path]) -> set[str]:
     """``starts`` and every project module they reach (package ``__init__``s and ``python -m`` entry points
-    included, the settings' registry look-ups not)."""
-    graph = graph_of(paths, package_inits=True, entry_points=True,
-                     names_from=lambda name: not name.startswith(NAME_CHECKS))
+    included)."""
+    graph = graph_of(paths, package_inits=True, entry_points=True)
     return reachable(graph, set(starts))
 
 

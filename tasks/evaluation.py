@@ -184,11 +184,12 @@ def evaluated_model_task(run: RunRef, model: ModelRef, logged_model: str | None)
 
 def benchmark_source(benchmark: BenchmarkSettings) -> str:
     """Where a benchmark's rows come from: its local directory, else its Hugging Face hub page."""
-    from components.data.loaders_hub import HUB_SOURCES
+    from components.data.benchmarks import benchmark_spec
 
     if benchmark.data_dir is not None and not benchmark.hub_languages:
         return str(benchmark.data_dir)
-    repo = HUB_SOURCES[benchmark.name].repo if benchmark.name in HUB_SOURCES else benchmark.name
+    hub = benchmark_spec(benchmark.name).hub
+    repo = hub.repo if hub is not None else benchmark.name
     return f"https://huggingface.co/datasets/{repo}"
 
 

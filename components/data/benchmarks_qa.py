@@ -26,16 +26,21 @@ an id shared by the languages of one question, so rows couple across languages.
 - ``offline_qa``: 24 facts in en/fr/de/es/ja/zh written for offline tests, with a
   passage corpus (``components/data/offline_qa``, see its PROVENANCE.md).
 
-Bad rows are reported as ``FILE:LINE: field F: problem`` and skipped.
+Each is one ``BenchmarkSpec`` of kind ``qa`` (scored by the QA metrics, answered with the
+search loop), built by ``qa_benchmark`` from its row reader, languages, local file patterns
+and hub copy. Bad rows are reported as ``FILE:LINE: field F: problem`` and skipped.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Iterator
 
+from components.data.benchmark_spec import BenchmarkSpec, LoadResult, Selection, select
+from components.data.loaders_hub import HubSource, read_hub_records
 from components.data.loaders_local import RowError, decode_object, read_lines
 from components.records import BenchmarkItem
 
@@ -151,68 +156,90 @@ def read_jsonl_records(path: Path) -> Iterator[tuple[str, dict | None, str | Non
             yield f"{path}:{number}", record, None
 
 
-def local_records(name: str, data_dir: str | Path) -> Iterator[tuple[str, dict | None, str | None]]:
-    """Records of the local copy of ``name`` in ``data_dir``."""
+def local_records(name: str, data_dir: str | Path, patterns: tuple[str, ...]) -> Iterator[tuple[str, dict | None,
+                                                                                           str | None]]:
+    """Records of the local copy of ``name`` in ``data_dir``: its files matching ``patterns``."""
     directory = Path(data_dir)
     if not directory.is_dir():
         raise ValueError(f"{name}: data_dir {directory} is not a directory")
-    patterns = {"mkqa": ["mkqa.jsonl", "mkqa.jsonl.gz"], "xor_tydi": ["*.jsonl"], "offline_qa": ["questions.jsonl"]}
-    files = sorted({p for pattern in patterns[name] for p in directory.glob(pattern)})
+    files = sorted({p for pattern in patterns for p in directory.glob(pattern)})
     if not files:
-        raise ValueError(f"{name}: no {' or '.join(patterns[name])} in {directory}")
+        raise ValueError(f"{name}: no {' or '.join(patterns)} in {directory}")
     for path in files:
         yield from read_jsonl_records(path)
 
 
-def hub_records(name: str) -> Iterator[tuple[str, dict | None, str | None]]:
+def hub_records(name: str, hub: HubSource | None) -> Iterator[tuple[str, dict | None, str | None]]:
     """Records of the hub copy (parquet conversions; needs the network)."""
-    from datasets import load_dataset
-
-    if name == "mkqa":
-        repo, dataset = "apple/mkqa", load_dataset("apple/mkqa", revision="refs/convert/parquet", split="train")
-    elif name == "xor_tydi":
-        repo = "akariasai/xor_tydi_qa"
-        dataset = load_dataset(repo, "xor-full", revision="refs/convert/parquet", split="validation")
-    else:
+    if hub is None:
         raise ValueError(f"{name}: no hub copy; it is packaged (data_dir: null reads the packaged files)")
-    for number, row in enumerate(dataset, start=1):
-        yield f"hf://{repo}:{number}", dict(row), None
+    for location, row in read_hub_records(hub):
+        yield location, row, None
 
 
-# ---------------------------------------------------------------- loaders (registered in components.data.benchmarks)
+# ---------------------------------------------------------------- specs
 
-ITEMS = {
-    "mkqa": lambda record, lang, index: mkqa_item(record, lang),
-    "xor_tydi": xor_item,
-    "offline_qa": lambda record, lang, index: offline_item(record, lang),
-}
-LANGUAGES = {"mkqa": tuple(MKQA_LANGUAGES), "xor_tydi": XOR_TYDI_LANGUAGES,
-             "offline_qa": ("en", "fr", "de", "es", "ja", "zh")}
-QA_BENCHMARKS = tuple(LANGUAGES)  # scored by the QA metrics (components.metrics.qa), answered with the search loop
+ItemReader = Callable[[dict, str, int], "BenchmarkItem | None"]
 
 
-def read_qa(name: str, data_dir: str | None, languages: list[str]) -> tuple[dict[str, list[BenchmarkItem]], list[str]]:
-    """Items of QA benchmark ``name`` per language, and one ``LOCATION: field F: problem`` line per bad row.
-
-    ``components.data.benchmarks`` wraps this into its loaders (limit and selection per language).
-    """
-    wanted = list(languages or LANGUAGES[name])
-    unknown = [lang for lang in wanted if lang not in LANGUAGES[name]]
+def read_qa(name: str, item: ItemReader, known: tuple[str, ...], patterns: tuple[str, ...], hub: HubSource | None,
+            data_dir: str | None, languages: list[str]) -> tuple[dict[str, list[BenchmarkItem]], list[str]]:
+    """Items of QA benchmark ``name`` per language, and one ``LOCATION: field F: problem`` line per bad row."""
+    wanted = list(languages or known)
+    unknown = [lang for lang in wanted if lang not in known]
     if unknown:
-        raise ValueError(f"{name}: unknown language(s) {', '.join(unknown)}; available: {', '.join(LANGUAGES[name])}")
-    if data_dir is None and name == "offline_qa":
-        data_dir = str(OFFLINE_QA_DIR)
-    records = list(local_records(name, data_dir) if data_dir is not None else hub_records(name))
+        raise ValueError(f"{name}: unknown language(s) {', '.join(unknown)}; available: {', '.join(known)}")
+    records = list(local_records(name, data_dir, patterns) if data_dir is not None else hub_records(name, hub))
     per_lang: dict[str, list[BenchmarkItem]] = {lang: [] for lang in wanted}
     errors: list[str] = []
     for index, (location, record, problem) in enumerate(records):
         for lang in wanted:
             try:
-                item = ITEMS[name](record, lang, index) if record is not None else None
+                found = item(record, lang, index) if record is not None else None
             except RowProblem as error:
-                problem, item = problem or str(error), None
-            if item is not None:
-                per_lang[lang].append(item)
+                problem, found = problem or str(error), None
+            if found is not None:
+                per_lang[lang].append(found)
         if problem:  # reported once per row, not once per language
             errors.append(f"{location}: {problem}")
     return per_lang, errors
+
+
+def qa_benchmark(name: str, item: ItemReader, languages: tuple[str, ...], patterns: tuple[str, ...], *,
+                 hub: HubSource | None = None, packaged: Path | None = None) -> BenchmarkSpec:
+    """The spec of an open-domain QA benchmark: ``item`` reads a record in one language, local copies are the
+    files ``patterns`` match, ``packaged`` the directory read when ``data_dir`` is unset and there is no hub."""
+
+    def read(data_dir: str | None, wanted: list[str]) -> tuple[dict[str, list[BenchmarkItem]], list[str]]:
+        directory = str(packaged) if data_dir is None and packaged is not None else data_dir
+        return read_qa(name, item, languages, patterns, hub, directory, wanted)
+
+    def load(*, data_dir: str | None = None, languages: list[str] | None = None, limit: int | None = None,
+             selection: Selection = "first", sample_seed: int = 0,
+             hub_languages: list[str] | None = None, offset: int = 0) -> LoadResult:
+        wanted, from_hub = list(languages or []), list(hub_languages or [])
+        local = [lang for lang in wanted if lang not in from_hub] if data_dir else wanted
+        per_lang, errors = read(data_dir, local) if local or not from_hub else ({}, [])
+        if data_dir and from_hub:  # these languages come from the hub copy even though a local directory is given
+            hub_items, hub_errors = read(None, [lang for lang in wanted if lang in from_hub])
+            per_lang, errors = per_lang | hub_items, errors + hub_errors
+        return LoadResult([found for items in per_lang.values()
+                           for found in select(items, limit=limit, selection=selection, sample_seed=sample_seed,
+                                               offset=offset)], errors)
+
+    def local_languages(directory: Path) -> list[str]:  # one file holds every language of the copy
+        return sorted(languages) if any(any(directory.glob(pattern)) for pattern in patterns) else []
+
+    load.__name__ = f"load_{name}"
+    return BenchmarkSpec(name, load, local_languages, hub=hub, kind="qa", packaged=packaged)
+
+
+MKQA = qa_benchmark("mkqa", lambda record, lang, index: mkqa_item(record, lang), tuple(MKQA_LANGUAGES),
+                    ("mkqa.jsonl", "mkqa.jsonl.gz"),
+                    hub=HubSource("apple/mkqa", tuple(MKQA_LANGUAGES), split="train", revision="refs/convert/parquet"))
+XOR_TYDI = qa_benchmark("xor_tydi", xor_item, XOR_TYDI_LANGUAGES, ("*.jsonl",),
+                        hub=HubSource("akariasai/xor_tydi_qa", XOR_TYDI_LANGUAGES, split="validation",
+                                      config="xor-full", revision="refs/convert/parquet"))
+OFFLINE_QA = qa_benchmark("offline_qa", lambda record, lang, index: offline_item(record, lang),
+                          ("en", "fr", "de", "es", "ja", "zh"), ("questions.jsonl",), packaged=OFFLINE_QA_DIR)
+QA_SPECS = (MKQA, XOR_TYDI, OFFLINE_QA)

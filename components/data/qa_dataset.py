@@ -43,7 +43,7 @@ def search_question(question: str, lang: str) -> str:
 
 
 def search_items(items: Iterable["BenchmarkItem"]) -> list["BenchmarkItem"]:
-    """Items with the question of every QA item (``QA_BENCHMARKS``) wrapped in the search instruction, as the
+    """Items with the question of every QA item (a benchmark whose spec's kind is ``qa``) wrapped in the search instruction, as the
     evaluation prompts them (with prompt style ``plain``); other items unchanged.
 
     >>> from components.records import BenchmarkItem
@@ -53,10 +53,10 @@ def search_items(items: Iterable["BenchmarkItem"]) -> list["BenchmarkItem"]:
     """
     from dataclasses import replace
 
-    from components.data.benchmarks_qa import QA_BENCHMARKS
+    from components.data.benchmarks import benchmark_kind
 
-    return [replace(item, question=search_question(item.question, item.lang)) if item.benchmark in QA_BENCHMARKS
-            else item for item in items]
+    return [replace(item, question=search_question(item.question, item.lang))
+            if benchmark_kind(item.benchmark) == "qa" else item for item in items]
 
 
 def qa_rows(items: Iterable["BenchmarkItem"]) -> list[dict]:

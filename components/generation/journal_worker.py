@@ -29,7 +29,7 @@ from components.progress import install_child_handler
 from components.quiet import quiet_libraries
 from components.generation.resumable import GenerationJob, generate_into_journals, read_done, unique_rows
 from components.records import BenchmarkItem
-from components.settings import ModelSettings, SamplingSettings
+from components.settings import CHECKED_UPSTREAM, REGISTRIES, ModelSettings, SamplingSettings
 
 
 class JournalFile(BaseModel):
@@ -109,12 +109,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     install_child_handler()  # progress lines go to the log as marked lines; the task that waits shows them
     quiet_libraries()
-    work = JournalWork.model_validate_json(Path(args.work).read_text(encoding="utf-8"))
+    work = JournalWork.model_validate_json(Path(args.work).read_text(encoding="utf-8"),  # written from a checked profile
+                                           context={REGISTRIES: CHECKED_UPSTREAM})
     started = time.time()
     result = run_work(work)
     result["seconds"] = round(time.time() - started, 3)
     Path(args.result).write_text(json.dumps(result), encoding="utf-8")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # a generation worker: its settings come from a work file written from a checked profile
+    from components.settings import use_registries
+
+    use_registries(CHECKED_UPSTREAM)
     main()

@@ -4,8 +4,9 @@ What each metric is over one set of rows is defined in ``components.metrics.tabl
 table of the rows' kind: math, or QA); this module decides which rows go together, by one
 rule for every metric:
 
-* **A cell** (``summarize``) splits its rows by benchmark. A benchmark that declares a macro
-  rule (``table.MACRO_RULES``; MMATH: the ``source`` field, its four subsets) gets each
+* **A cell** (``summarize``) splits its rows by benchmark. A benchmark whose scheme declares a
+  macro field (``schemes``, handed in by the caller from the benchmarks' specs,
+  ``components.data.benchmarks.SCHEMES``; MMATH: the ``source`` field, its four subsets) gets each
   metric computed on each subset and the subsets averaged with equal weight (the reason is
   in ``components.metrics.table``); any other benchmark pools its rows. Rows of several benchmarks
   in one cell (a mixed score file) are averaged over benchmarks with equal weight. Rows
@@ -61,10 +62,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.metrics.bootstrap import Bootstrap, Estimate, estimate, stratum_of
+from components.metrics.bootstrap import Bootstrap, Estimate, Macro, estimate, stratum_of
 from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.metric import Metric, by_problem
-from components.metrics.table import beside_rules, kind_of_rows, macro_field, metric_for, metrics
+from components.metrics.table import Schemes, beside_rules, kind_of_rows, macro_fields, metric_for, metrics
 
 IN_DOMAIN_LANGUAGES: tuple[str, ...] = ("fr", "pt", "ja", "ko", "th")
 RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {
@@ -76,6 +77,7 @@ GROUP_NAMES: tuple[str, ...] = ("in_domain", "out_of_domain", *RESOURCE_LEVELS, 
 SHORT_PREFIX = "n_short_"
 STDERR, COUNT = "_stderr", "_n"
 BREAKDOWNS = ("macro_over", "subsets", "pooled", "languages")
+NO_SCHEMES: Schemes = {}  # every benchmark math, pooled: rows of no registered benchmark
 
 Row = Mapping[str, Any]
 
@@ -94,32 +96,34 @@ def _short(rows: Sequence[Row], min_samples: int) -> int:
 
 
 def _cell(members: Sequence[Sequence[Row]], table: Sequence[Metric], bootstrap: Bootstrap,
-          macro: bool = True) -> dict[str, Any]:
+          macro: Macro) -> dict[str, Any]:
     rows = [row for member in members for row in member]
     names = [metric.output_name(rows) for metric in table]
     return _values(names, estimate([members], table, bootstrap, macro=macro)[0])
 
 
-def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
-              bootstrap: Bootstrap = Bootstrap()) -> dict[str, Any]:
-    """Every metric of the table over one cell of rows, under the benchmarks' macro rules."""
+def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+              schemes: Schemes = NO_SCHEMES) -> dict[str, Any]:
+    """Every metric of the table over one cell of rows, under the benchmarks' macro rules (``schemes``:
+    benchmark -> its scheme; one it does not name is math, pooled)."""
     if not rows:
         return {"n_rows": 0, "n_problems": 0}
-    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows))
-    out = _cell([rows], table, bootstrap)
+    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows, schemes))
+    macro = macro_fields(schemes)
+    out = _cell([rows], table, bootstrap, macro)
     shortfalls = {SHORT_PREFIX + metric.output_name(rows): short for metric in table
                   if (short := _short(rows, metric.min_samples))}
     out.update(n_rows=len(rows), n_problems=len(by_problem(rows)), **shortfalls)
     benchmarks = {row.get("benchmark") for row in rows}
-    field = macro_field(next(iter(benchmarks)))
+    field = macro.get(next(iter(benchmarks)))
     if len(benchmarks) == 1 and field is not None:
         subsets: dict[str, list[Row]] = defaultdict(list)
         for row in rows:
-            subsets[stratum_of(row, macro=True)[1]].append(row)
+            subsets[stratum_of(row, macro)[1]].append(row)
         out["macro_over"] = field
-        out["subsets"] = {subset: {**_cell([part], table, bootstrap, macro=False), "n_rows": len(part),
+        out["subsets"] = {subset: {**_cell([part], table, bootstrap, None), "n_rows": len(part),
                                    "n_problems": len(by_problem(part))} for subset, part in sorted(subsets.items())}
-        out["pooled"] = _cell([rows], table, bootstrap, macro=False)
+        out["pooled"] = _cell([rows], table, bootstrap, None)
     return out
 
 
@@ -130,20 +134,22 @@ def _by(rows: Iterable[Row], key: str, default: Any = None) -> dict[Any, list[Ro
     return out
 
 
-def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
-                 bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
+def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+                 schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """``summarize`` per language plus ``"overall"`` (all rows, pooled over languages)."""
     by_lang = _by(rows, "lang")
-    out = {lang: summarize(by_lang[lang], pass_k=pass_k, bootstrap=bootstrap) for lang in sorted(by_lang)}
-    out["overall"] = summarize(rows, pass_k=pass_k, bootstrap=bootstrap)
+    options = {"pass_k": pass_k, "bootstrap": bootstrap, "schemes": schemes}
+    out = {lang: summarize(by_lang[lang], **options) for lang in sorted(by_lang)}
+    out["overall"] = summarize(rows, **options)
     return out
 
 
-def per_benchmark(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,),
-                  bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
+def per_benchmark(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+                  schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """``per_language`` for each benchmark (rows without one go under ``"default"``)."""
     by_bench = _by(rows, "benchmark", "default")
-    return {name: per_language(by_bench[name], pass_k=pass_k, bootstrap=bootstrap) for name in sorted(by_bench)}
+    return {name: per_language(by_bench[name], pass_k=pass_k, bootstrap=bootstrap, schemes=schemes)
+            for name in sorted(by_bench)}
 
 
 def language_groups(languages: Iterable[str],
@@ -168,13 +174,14 @@ def metric_names(cell: Mapping[str, Any]) -> list[str]:
 
 
 def group_means(rows: Sequence[Row], in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES, *,
-                pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap()) -> dict[str, dict[str, Any]]:
+                pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+                schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """Mean of the per-language values of each group, with the bootstrap error of that mean."""
     by_lang = _by(rows, "lang")
-    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows))
+    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows, schemes))
     out: dict[str, dict[str, Any]] = {}
     for name, members in language_groups(by_lang, in_domain).items():
-        out[name] = _cell([by_lang[lang] for lang in members], table, bootstrap)
+        out[name] = _cell([by_lang[lang] for lang in members], table, bootstrap, macro_fields(schemes))
         out[name].update(n_languages=len(members), languages=list(members))
     return out
 

@@ -9,7 +9,9 @@ language group's mean or the pooled ``overall`` cell would otherwise count one h
 problem ten times as if independent). Clusters are drawn with replacement within
 *strata*, one per ``(benchmark, subset)`` of the macro rule (MMATH's ``source``), so a
 macro average keeps its four subsets and their sizes fixed, as the statistic it reports
-does; a benchmark without a macro rule is one stratum.
+does; a benchmark without a macro rule is one stratum. ``macro`` names each benchmark's
+subset field (``components.metrics.table.macro_fields`` of the benchmarks' schemes);
+``None`` pools every row into one stratum.
 
 What is recomputed. Each metric's whole corpus statistic, exactly as it is reported: its
 per-problem statistics summed over the resampled clusters (``components.metrics.metric``),
@@ -58,7 +60,7 @@ True
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +69,8 @@ import numpy as np
 from components.metrics.intervals import excludes_zero as interval_excludes_zero
 from components.metrics.intervals import as_rate, corrected_correlation, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
-from components.metrics.table import macro_field
+
+Macro = Mapping[str, str] | None  # benchmark -> the row field naming its subsets; None: one stratum (pooled)
 
 UNSPECIFIED = "unspecified"
 _BATCH_ELEMENTS = 4_000_000  # floats per resampled batch (~32 MB)
@@ -97,10 +100,13 @@ class Estimate:
         return interval_excludes_zero(self.low, self.high)
 
 
-def stratum_of(row: Row, macro: bool) -> tuple[Any, str]:
-    """``(benchmark, subset)``: the subset under the benchmark's macro rule, ``""`` without one."""
-    field = macro_field(row.get("benchmark")) if macro else None
-    return row.get("benchmark") if macro else None, "" if field is None else str(row.get(field) or UNSPECIFIED)
+def stratum_of(row: Row, macro: Macro) -> tuple[Any, str]:
+    """``(benchmark, subset)``: the subset under the benchmark's macro rule, ``""`` without one; ``(None, "")`` for
+    every row when ``macro`` is ``None`` (pooled)."""
+    if macro is None:
+        return None, ""
+    field = macro.get(row.get("benchmark"))
+    return row.get("benchmark"), "" if field is None else str(row.get(field) or UNSPECIFIED)
 
 
 def _offsets(table: Sequence[Metric], problem: Sequence[Row]) -> list[slice]:
@@ -109,7 +115,7 @@ def _offsets(table: Sequence[Metric], problem: Sequence[Row]) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
 
 
-def _layout(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], macro: bool
+def _layout(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], macro: Macro
             ) -> tuple[list[np.ndarray], list[int], list[slice]]:
     """Per stratum an array ``(models, members, stats, clusters)`` of summed problem statistics,
     the benchmark index of each stratum, and each metric's slice of the statistics axis."""
@@ -234,7 +240,7 @@ def _point(arrays: list[np.ndarray], statistic: _Statistic) -> np.ndarray:
 
 
 def estimate(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], boot: Bootstrap,
-             *, macro: bool = True) -> list[list[Estimate]]:
+             *, macro: Macro = {}) -> list[list[Estimate]]:  # noqa: B006 - never mutated
     """Per model, per metric: the value over its members (languages, or one pooled member) with its
     standard error, interval and n (independent units judged). ``groups[model][member]`` are rows."""
     if not any(rows for members in groups for rows in members):
@@ -291,7 +297,8 @@ def _paired_summary(point: np.ndarray, distribution: np.ndarray | None, n_both: 
 
 
 def paired_difference(first: Sequence[Row], second: Sequence[Row], table: Sequence[Metric], boot: Bootstrap,
-                      *, macro: bool = True, languages: Sequence[str] | None = None) -> tuple[list[Estimate], int]:
+                      *, macro: Macro = {}, languages: Sequence[str] | None = None  # noqa: B006 - never mutated
+                      ) -> tuple[list[Estimate], int]:
     """``first`` minus ``second`` per metric over the problems both were judged on, with its interval; and
     the number of independent units (problem clusters) both answered. ``n`` of each estimate is
     ``n_both``: the units both models were judged on for that metric (fewer than both answered for a

@@ -25,11 +25,10 @@ normalization shared by all of them:
   language (lingua, ``components.language``) is the query's; an answer without
   letters (a number, a date in digits) is language-neutral and counts as correct.
 
-``QA_METRICS`` holds them as entries of the metric table (``components.metrics.table``,
-kind ``qa``), each a mean over the answers with its standard error and n: ``fem``,
-``c3recall``, ``clr`` (the share of answers in the query's language: an answer
-that is missing counts as not), ``em``, and ``searches`` (the mean number of
-retrievals a rollout made, ``<information>`` blocks in its completion).
+``components.metrics.qa_table`` holds them as entries of the metric table
+(``components.metrics.table``, kind ``qa``); this module scores single answers and
+imports no metric object, so the sample (``components.metrics.sample``), which reads
+answers with it, and the metric objects, which read samples, form no circle.
 
 >>> normalize_answer("  Le  Mont-Blanc ! ")
 'le mont blanc'
@@ -162,32 +161,3 @@ def mean_by_language(values: Sequence[float | None], langs: Sequence[str]) -> di
         if value is not None:
             sums.setdefault(str(lang), []).append(float(value))
     return {lang: sum(v) / len(v) for lang, v in sums.items()}
-
-
-# ---------------------------------------------------------------- the metric table's QA entries
-
-def _qa_metrics():
-    """fEM, c3Recall, CLR, EM and searches per answer as metric objects (``components.metrics.table``).
-
-    Each is a mean over the rows (samples) of its per-answer value, with the rows' ``Sample``
-    providing the answer (``Sample.qa_answer``), the golds and the language detector.
-    """
-    from components.metrics.metric import RowField, row_mean
-
-    fields = {
-        "em": RowField("em", lambda s: exact_match(s.qa_answer, s.golds)),
-        "fem": RowField("fem", lambda s: flexible_exact_match(s.qa_answer, s.golds)),
-        "c3recall": RowField("c3recall", lambda s: c3_recall(s.qa_answer, s.golds)),
-        "clr": RowField("in_language", lambda s: answer_in_language(s.qa_answer, s.lang, s.rules.detector)),
-        "searches": RowField("searches", lambda s: s.searches),
-    }
-
-    def mean_of(name: str, **options):
-        field = fields[name]
-        return row_mean(name, field, lambda row: row.get(field.name), column=True, kind="qa", **options)
-
-    return {"fem": mean_of("fem", compared=True), "c3recall": mean_of("c3recall", compared=True),
-            "clr": mean_of("clr", compared=True), "em": mean_of("em"), "searches": mean_of("searches", bounded=False)}
-
-
-QA_METRICS = _qa_metrics()

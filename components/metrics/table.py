@@ -36,19 +36,23 @@ Values over one set of rows (``None`` per row = not applicable, left out):
   phrase, the last number, a short response) — strict extraction (the last ``\\boxed{}``
   after ``</think>``) finds none; what lenient scoring adds, or strict scoring drops.
 
+Schemes. How a benchmark's rows are scored is its ``Scheme``: its kind and its macro field,
+which its spec declares (``components.data.benchmark_spec``) and the callers hand in as
+``schemes`` (benchmark -> scheme; ``components.data.benchmarks.SCHEMES``): the metrics package sits
+below the benchmarks and imports none. A benchmark without a scheme is scored as ``math``, pooled.
+
 Kinds. The entries above are the ``math`` kind: answers a verifier checks, traces whose
-language is judged. Open-domain QA benchmarks (``components.data.benchmarks_qa.QA_BENCHMARKS``:
-MKQA, XOR-TyDi, the offline set) are the ``qa`` kind, with LcRL's metrics
-(``components.metrics.qa.QA_METRICS``: ``fem``, ``c3recall``, ``clr``, ``em``, ``searches``);
-their reports lead with ``fem`` and plot it against ``clr``, as math reports plot the headline
-accuracy against ``lcpr`` (``headline_for``, ``LANGUAGE_METRIC``). Rows of one scoring call are of
-one kind (``kind_of_rows``).
+language is judged. Open-domain QA benchmarks (MKQA, XOR-TyDi, the offline set) are the ``qa``
+kind, with LcRL's metrics (``components.metrics.qa_table.QA_METRICS``: ``fem``, ``c3recall``,
+``clr``, ``em``, ``searches``); their reports lead with ``fem`` and plot it against ``clr``, as
+math reports plot the headline accuracy against ``lcpr`` (``headline_for``, ``LANGUAGE_METRIC``).
+Rows of one scoring call are of one kind (``kind_of_rows``).
 
 The macro rule: a benchmark may declare a row field whose values are subsets reported with
-equal weight (``MACRO_RULES``). MMATH: the PCS paper's evaluation setup macro-averages its
-metrics (SLC, Acc, SLC&Acc, avg@4) over the four subsets MATH500, CNMO, AIME2024 and
-AIME2025 to account for their different difficulty; pooled, MATH500 (311 of 374 problems)
-would decide nearly every number.
+equal weight (its scheme's ``macro_field``). MMATH: the PCS paper's evaluation setup
+macro-averages its metrics (SLC, Acc, SLC&Acc, avg@4) over the four subsets MATH500, CNMO,
+AIME2024 and AIME2025 to account for their different difficulty; pooled, MATH500 (311 of 374
+problems) would decide nearly every number.
 
 >>> [m.name for m in metrics((1, 4))][:4]
 ['accuracy', 'pass_at_1', 'pass_at_4', 'avg_at_k']
@@ -69,15 +73,26 @@ from typing import Any
 
 import numpy as np
 
-from components.data.benchmarks_qa import QA_BENCHMARKS
 from components.metrics.accuracy import avg_at_key, pass_at_k, pass_at_key
 from components.metrics.lcpr import RULES as LCPR_RULES
 from components.metrics.metric import Metric, Row, RowField, by_problem, problem_mean, ratio, row_mean
-from components.metrics.qa import QA_METRICS
+from components.metrics.qa_table import QA_METRICS
 from components.metrics.slc import slc_and_acc
 from components.metrics.ttc import ttc_chars, ttc_tokens
 
-MACRO_RULES: Mapping[str, str] = {"mmath": "source"}  # benchmark -> row field naming its subsets
+
+@dataclass(frozen=True)
+class Scheme:
+    """How a benchmark's rows are scored: the metric table's ``kind`` (``math`` or ``qa``) and the row field whose
+    subsets are averaged with equal weight (``None``: pooled). Any object with these two attributes serves (a
+    benchmark's spec does, ``components.data.benchmark_spec.BenchmarkSpec``)."""
+
+    kind: str = "math"
+    macro_field: str | None = None
+
+
+Schemes = Mapping[str, Any]  # benchmark -> its scheme (a ``Scheme``, or anything with its two attributes)
+MATH = Scheme()
 LANGUAGE_METRIC: Mapping[str, str] = {"math": "lcpr", "qa": "clr"}  # the language axis of a kind's plots
 QA_HEADLINE = "fem"
 
@@ -200,7 +215,7 @@ METRICS: dict[str, Metric | PerK | PerRule] = {
                           higher_is_better=False, bounded=False),
     "fallback_share": row_mean("fallback_share", FALLBACK, lambda row: row.get("fallback"), higher_is_better=False),
     "lcpr_beside": PerRule(lcpr_metrics),
-    "fem": QA_METRICS["fem"],  # open-domain QA (kind qa): components.metrics.qa
+    "fem": QA_METRICS["fem"],  # open-domain QA (kind qa): components.metrics.qa_table
     "c3recall": QA_METRICS["c3recall"],
     "clr": QA_METRICS["clr"],
     "em": QA_METRICS["em"],
@@ -208,27 +223,34 @@ METRICS: dict[str, Metric | PerK | PerRule] = {
 }
 
 
-def kind_of(benchmark: str | None) -> str:
+def scheme_of(benchmark: str | None, schemes: Schemes) -> Scheme:
+    """The scheme of a benchmark's rows (``math``, pooled, for one ``schemes`` does not name)."""
+    return schemes.get(benchmark, MATH) if benchmark is not None else MATH
+
+
+def kind_of(benchmark: str | None, schemes: Schemes) -> str:
     """The metric table's kind of a benchmark's rows.
 
-    >>> kind_of("mkqa"), kind_of("mgsm"), kind_of(None)
+    >>> schemes = {"mkqa": Scheme("qa")}
+    >>> kind_of("mkqa", schemes), kind_of("mgsm", schemes), kind_of(None, schemes)
     ('qa', 'math', 'math')
     """
-    return "qa" if benchmark in QA_BENCHMARKS else "math"
+    return scheme_of(benchmark, schemes).kind
 
 
-def kind_of_rows(rows: Iterable[Row]) -> str:
+def kind_of_rows(rows: Iterable[Row], schemes: Schemes) -> str:
     """The one kind of ``rows`` (``math`` when there are none); ``ValueError`` when they mix kinds."""
-    kinds = {kind_of(row.get("benchmark")) for row in rows}
-    if len(kinds) > 1:
+    kinds = {row.get("benchmark"): kind_of(row.get("benchmark"), schemes) for row in rows}
+    if len(set(kinds.values())) > 1:
+        qa = sorted(name for name, kind in kinds.items() if kind == "qa")
         raise ValueError("rows of QA benchmarks and of other benchmarks cannot be scored together (their metrics "
-                         f"differ): score each benchmark's rows apart ({', '.join(sorted(QA_BENCHMARKS))} are QA)")
-    return kinds.pop() if kinds else "math"
+                         f"differ): score each benchmark's rows apart ({', '.join(qa)} are QA)")
+    return set(kinds.values()).pop() if kinds else "math"
 
 
-def headline_for(benchmark: str | None, headline: str = "accuracy") -> str:
+def headline_for(benchmark: str | None, schemes: Schemes, headline: str = "accuracy") -> str:
     """The accuracy a benchmark's reports lead with: the scoring section's for math, ``fem`` for QA."""
-    return QA_HEADLINE if kind_of(benchmark) == "qa" else headline
+    return QA_HEADLINE if kind_of(benchmark, schemes) == "qa" else headline
 
 
 def metrics(pass_k: Sequence[int] = (1,), beside: Sequence[str] = (), kind: str = "math") -> tuple[Metric, ...]:
@@ -302,6 +324,6 @@ def table_columns(cell: Mapping[str, Any], headline: str = "accuracy", kind: str
     return tuple(ordered[:at] + beside_columns(cell) + ordered[at:])
 
 
-def macro_field(benchmark: str | None) -> str | None:
-    """The row field whose subsets ``benchmark`` averages with equal weight (None: pooled)."""
-    return MACRO_RULES.get(benchmark) if benchmark is not None else None
+def macro_fields(schemes: Schemes) -> dict[str, str]:
+    """Benchmark -> the row field whose subsets it averages with equal weight, for those that do."""
+    return {name: scheme.macro_field for name, scheme in schemes.items() if scheme.macro_field is not None}

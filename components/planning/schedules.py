@@ -1,12 +1,15 @@
 """When a reward's curriculum can move in the planned steps, and what warm-up the scheduler applies.
 
-* τ (PCS): the reward's own ``TauCurriculum`` (the object the trainer checks
-  and checkpoints) is stepped through the planned run as if every check passed:
+Each reward's curriculum is the one its spec names under its parameters (``components.rewards.spec``),
+so the plan knows no reward by name.
+
+* τ (PCS): the reward's ``TauCurriculum`` (the object the trainer checks and
+  checkpoints, built from the same parameters) is stepped through the planned run as if every check passed:
   a check at optimizer step ``s`` (a multiple of ``tau_interval``) raises τ for
   the rollouts scored after it, so the checks that can change training are those
   before the last step. The largest τ it reaches is the most the run can reach;
   below the reward's stated maximum, the curriculum cannot do what it says.
-* φ (AdaMame): ``cosine_phi`` over the trainer's ``max_steps`` always ends at
+* φ (AdaMame, a ``PhiSchedule``): ``cosine_phi`` over the trainer's ``max_steps`` always ends at
   1; the plan says from which step φ leaves its floor.
 * warm-up: ``TrainingArguments.get_warmup_steps`` of the planned total (what
   the scheduler receives); a warm-up as long as the run never reaches the peak
@@ -37,16 +40,29 @@ class TauPlan:
         return self.rises_needed * self.interval + 1
 
 
-def curricula(rewards: list[Any], languages: list[str]) -> dict[int, Any]:
-    """The ``TauCurriculum`` of every reward that has one, by its index (built by the reward registry)."""
-    from components.rewards import build_reward
+def curricula(rewards: list[Any]) -> dict[int, Any]:
+    """The curriculum of every reward that has one (its spec's, under its parameters), by its index in
+    ``grpo.rewards``: a ``TauCurriculum`` or a ``PhiSchedule``."""
+    from components.rewards import reward_spec
 
     found = {}
     for index, reward in enumerate(rewards):
-        built = build_reward(reward.name, reward.params, languages=languages)
-        if getattr(built, "curriculum", None) is not None:
-            found[index] = built.curriculum
+        spec = reward_spec(reward.name)
+        schedule = spec.curriculum(spec.full(reward.params))
+        if schedule is not None:
+            found[index] = schedule
     return found
+
+
+def reward_ranges(rewards: list[Any]) -> tuple[str, Any]:
+    """The plan's line on trl's total reward: its range, the weighted sum of each reward's (from its spec), and
+    the total's ``RewardRange``."""
+    from components.rewards.ranges import reward_range, total_range
+
+    weighted = [(r.name, r.weight, r.params) for r in rewards]
+    total = total_range(weighted)
+    terms = " + ".join(f"{weight:g} × {name} {reward_range(name, params).text()}" for name, weight, params in weighted)
+    return f"{total.text()} = {terms}", total
 
 
 def tau_plan(index: int, curriculum: Any, total_steps: int) -> TauPlan:

@@ -21,7 +21,7 @@ from components.training.precision import training_precision
 from components.planning.estimate import gpu as gpu_row
 from components.planning.stage import Problem, StagePlan, where
 from components.planning.rows import Rows, grpo_rows, trace_rows
-from components.planning.schedules import curricula, phi_start, tau_plan
+from components.planning.schedules import curricula, phi_start, reward_ranges, tau_plan
 from components.planning.launch import Launch, launch_problems, stage_launch
 from components.planning.launch_backend import backend_problems
 from components.planning.steps import TrainerSteps, grpo_steps, sft_steps
@@ -250,9 +250,15 @@ def generation_lines(stage: StagePlan, section: Any, steps: TrainerSteps, rows: 
 
 def schedule_lines(stage: StagePlan, profile: Any, steps: TrainerSteps) -> list[Problem]:
     """τ and φ over the planned steps, KL; a τ maximum out of reach is a problem."""
+    from components.rewards.curriculum import PhiSchedule, TauCurriculum
+
     section, problems = profile.grpo, []
-    languages = profile.data.languages if profile.data else []
-    for index, curriculum in curricula(section.rewards, languages).items():
+    text, total = reward_ranges(section.rewards)
+    stage.add("reward range", text, reward_low=total.low, reward_high=total.high)
+    schedules = curricula(section.rewards)
+    for index, curriculum in schedules.items():
+        if not isinstance(curriculum, TauCurriculum):
+            continue
         tau = tau_plan(index, curriculum, steps.total_steps)
         stage.add(f"τ (rewards.{index})", f"{tau.start:g} → at most {tau.reachable:g} of {tau.maximum:g}: "
                                          f"{tau.effective_checks} checks every {tau.interval} steps before the last "
@@ -267,13 +273,12 @@ def schedule_lines(stage: StagePlan, profile: Any, steps: TrainerSteps) -> list[
                                     f"{tau.effective_checks} check(s) every {tau.interval} steps raise τ at most to "
                                     f"{tau.reachable:g}; {tau.rises_needed} rises need at least "
                                     f"{tau.steps_needed:,} steps"))
-    for index, reward in enumerate(section.rewards):
-        if reward.name == "adamame":
-            floor = float(reward.params.get("phi_floor", 0.1))
-            start = phi_start(steps.total_steps, floor)
+    for index, curriculum in schedules.items():
+        if isinstance(curriculum, PhiSchedule):
+            start = phi_start(steps.total_steps, curriculum.floor)
             rising = f"rises from step {start:,}" if start is not None else "never rises"
-            stage.add(f"φ (rewards.{index})", f"{floor:g} at first, {rising}, 1 at step {steps.total_steps:,} "
-                                             "(cosine over max_steps)", phi_rises_from=start)
+            stage.add(f"φ (rewards.{index})", f"{curriculum.floor:g} at first, {rising}, 1 at step "
+                                             f"{steps.total_steps:,} (cosine over max_steps)", phi_rises_from=start)
     stage.add("KL", f"beta {section.trl_option('beta'):g}" + (
         f"; reference reset when KL > {section.kl_reset.threshold:g}" if section.kl_reset.enabled else ""))
     return problems

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from components.rewards.spec import RewardRange, RewardSpec
+
 LogMetric = Callable[[str, float], None]
 LogExtra = Callable[[str, list], None]
 EXTRACTION_MODES = ("strict", "lenient")
@@ -135,3 +137,6 @@ class AccuracyReward:
             rewards.append(None if verdict is None else float(verdict))
         report(log_metric, "reward/accuracy", mean(rewards))
         return rewards
+
+
+SPEC = RewardSpec("accuracy", AccuracyReward, range=lambda params: RewardRange(0.0, 1.0))  # 1(answer = gold)

@@ -42,7 +42,8 @@ from components.rewards.accuracy import (
     report,
     step_and_horizon,
 )
-from components.rewards.curriculum import adamame_alpha, cosine_phi
+from components.rewards.curriculum import PhiSchedule, adamame_alpha, cosine_phi
+from components.rewards.spec import Params, RewardRange, RewardSpec
 
 
 class AdaMameReward:
@@ -95,3 +96,12 @@ class AdaMameReward:
         report(log_metric, "curriculum/alpha_mean", mean(alphas))
         report(log_metric, "language/query_match", mean(matches))
         return rewards
+
+
+def _range(params: Params) -> RewardRange:
+    beta = float(params["beta"])
+    return RewardRange(0.0, None, f"its ceiling 1 + {beta:g}·φ(t) grows with the step; 1 + {beta:g} at the last")
+
+
+SPEC = RewardSpec("adamame", AdaMameReward, range=_range,
+                  curriculum=lambda params: PhiSchedule(float(params["phi_floor"])))

@@ -4,6 +4,8 @@
   ``φ(t) = max((1 − cos(π t / T)) / 2, 0.1)`` that grows from 0.1 at ``t = 0``
   to 1 at ``t = T``; ``t`` is the trainer's global step and ``T`` its
   ``max_steps`` (trl passes ``trainer_state`` to every reward function).
+* ``PhiSchedule`` — that schedule as an object with its floor, the curriculum AdaMame's
+  reward spec names so the plan can say from which step φ rises.
 * ``adamame_alpha`` — eq. (3): ``α_i(t) = 1 + β · 1[lang(o_i) = lang(q)] · φ(t)``.
 * ``TauCurriculum`` — PCS, "Progressive code-switching RL", eq. (4): the SLC
   threshold τ starts at 0.1; every ``k`` optimizer steps (40) the batch-level
@@ -64,6 +66,16 @@ def cosine_phi(step: int, total_steps: int, floor: float = 0.1) -> float:
         return floor
     ratio = min(max(step / total_steps, 0.0), 1.0)
     return max((1.0 - math.cos(math.pi * ratio)) / 2.0, floor)
+
+
+@dataclass(frozen=True)
+class PhiSchedule:
+    """AdaMame's φ: ``cosine_phi`` from ``floor`` at step 0 to 1 at the trainer's ``max_steps``."""
+
+    floor: float = 0.1
+
+    def at(self, step: int, total_steps: int) -> float:
+        return cosine_phi(step, total_steps, self.floor)
 
 
 def adamame_alpha(matches_query: bool, phi: float, beta: float = 2.0) -> float:

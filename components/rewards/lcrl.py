@@ -49,6 +49,7 @@ from components.metrics.qa import (
     mean_by_language, normalize_answer,
 )
 from components.rewards.accuracy import LogMetric, completion_text, mean, report
+from components.rewards.spec import RewardRange, RewardSpec
 
 AnswerMetric = Literal["c3recall", "exact_match"]
 ANSWER_METRICS = {"c3recall": c3_recall, "exact_match": exact_match}
@@ -167,3 +168,6 @@ class LcRLReward:
             group = "search" if name == "calls" else "lcrl"
             for code, value in mean_by_language(values, langs).items():
                 report(log_metric, f"{group}/{name}/{code}", value)
+
+
+SPEC = RewardSpec("lcrl", LcRLReward, range=lambda params: RewardRange(0.0, 1.0))  # max(0, c3Recall or EM ≤ 1 + a penalty ≤ 0)

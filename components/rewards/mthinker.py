@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from components.rewards.accuracy import AccuracyReward, LogMetric, columns, completion_text, mean, report
+from components.rewards.spec import Params, RewardRange, RewardSpec
 
 _SCORE = re.compile(r"<score>\s*([0-9]*\.?[0-9]+)\s*</score>")
 JUDGE_PROMPT = """You compare two solutions of the same math problem: one reasoned in English, one in {language}.
@@ -155,3 +156,12 @@ class MThinkerReward:
         report(log_metric, "reward/cta_judged", float(len(to_judge)))
         report(log_metric, "reward/cta_judge_failures", float(sum(s is None for s in scores)) if self.judge else None)
         return rewards
+
+
+def _range(params: Params) -> RewardRange:
+    # R_lc ∈ {−1, 0} + R_acc ∈ {0, 1} + R_cta ∈ [0, 1], the last only with a judge (its score is refused above 1)
+    return RewardRange(-1.0, 2.0 if params["judge"] is not None else 1.0)
+
+
+SPEC = RewardSpec("mthinker", MThinkerReward, range=_range,
+                  columns=lambda params: (params["question_column"], params["reference_column"]))

@@ -64,6 +64,7 @@ from components.rewards.accuracy import (
 )  # fmt: skip
 from components.rewards.curriculum import TauCurriculum
 from components.rewards.repetition import has_degenerate_repetition
+from components.rewards.spec import Params, RewardRange, RewardSpec
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 SLC_REWARDS = ("curriculum", "continuous")
@@ -140,9 +141,9 @@ class PCSReward:
         self.accuracy = AccuracyReward(verifier=verifier, extraction=extraction)
         self.require_think = require_think
         self.slc_reward = slc_reward
-        self.curriculum = None if slc_reward == "continuous" else TauCurriculum(
-            tau=tau_start, delta=tau_step, maximum=tau_max, interval=tau_interval, threshold=tau_pass_threshold,
-            window=tau_window)
+        self.curriculum = tau_curriculum({"slc_reward": slc_reward, "tau_start": tau_start, "tau_step": tau_step,
+                                          "tau_max": tau_max, "tau_interval": tau_interval,
+                                          "tau_pass_threshold": tau_pass_threshold, "tau_window": tau_window})
         self.repetition = {"max_period": repetition_max_period, "min_repeats": repetition_min_repeats,
                            "min_span": repetition_min_span}
         self.languages = tuple(languages)
@@ -247,3 +248,21 @@ class PCSReward:
         report(log_metric, "curriculum/tau", self.curriculum.tau)
         report(log_metric, "curriculum/pass_at_slc_batch", passed / len(eligible) if eligible else None)
         return [None if s is None else s.reward for s in found]
+
+
+def tau_curriculum(params: Params) -> TauCurriculum | None:
+    """The τ curriculum of a PCS reward with ``params`` (``None`` for the continuous ablation, which has none)."""
+    if params["slc_reward"] == "continuous":
+        return None
+    return TauCurriculum(tau=params["tau_start"], delta=params["tau_step"], maximum=params["tau_max"],
+                         interval=params["tau_interval"], threshold=params["tau_pass_threshold"],
+                         window=params["tau_window"])
+
+
+def _range(params: Params) -> RewardRange:
+    if params["slc_reward"] == "continuous":  # 1 + 0.1 · SLC at SLC = 1
+        return RewardRange(0.0, pcs_continuous_reward(True, True, True, 1.0))
+    return RewardRange(0.0, pcs_final_reward(True, True, True, True))  # gated, correct, SLC passed: 1.1
+
+
+SPEC = RewardSpec("pcs", PCSReward, range=_range, curriculum=tau_curriculum)

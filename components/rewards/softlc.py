@@ -24,6 +24,7 @@ from typing import Any, Literal
 from components.rewards.accuracy import (
     AccuracyReward, LogExtra, LogMetric, columns, completion_text, extra, mean, report,
 )  # fmt: skip
+from components.rewards.spec import Params, RewardRange, RewardSpec
 
 Scope = Literal["completion", "trace", "response"]
 
@@ -79,3 +80,17 @@ class SoftLCReward:
         extra(log_extra, "detected_language", [found or "" for found in detected])  # the language verdict per rollout
         extra(log_extra, "query_match", matches)
         return rewards
+
+
+def _range(params: Params) -> RewardRange:
+    bonus = float(params["bonus"])  # r_acc + bonus · match, both 0 or 1: {0, bonus, 1, 1 + bonus}
+    return RewardRange(min(0.0, bonus), max(1.0, 1.0 + bonus))
+
+
+def _parts(params: Params) -> dict[str, RewardRange]:
+    bonus = float(params["bonus"])
+    return {"reward/accuracy": RewardRange(0.0, 1.0), "reward/language_bonus": RewardRange(min(0.0, bonus),
+                                                                                           max(0.0, bonus))}
+
+
+SPEC = RewardSpec("softlc", SoftLCReward, range=_range, parts=_parts)

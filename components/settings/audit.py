@@ -14,20 +14,21 @@ project directory); ``stress_golds``: ``None`` = the table's golds.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from components.settings.base import ProjectPath, StrictSettings, VerifierName, registry, unknown_name_message
+from components.settings.base import ProjectPath, StrictSettings, VerifierName, unknown_name_message
+from components.settings.registries import registries_for
 
 
-@lru_cache(maxsize=8)
-def stress_table_languages(path: str | None) -> tuple[str, ...]:
-    """The languages of a stress table (``None``: the packaged one), read by the audit's own reader."""
-    return tuple(sorted(registry("stress table")(path)["languages"]))
+def stress_table_languages(path: str | None, context: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The languages of a stress table (``None``: the packaged one), read by the audit's own reader (through the
+    registries of the validation ``context``, ``components.settings.registries``)."""
+    return tuple(sorted(registries_for(context).stress_table_languages(path)))
 
 
 def _stress_language(value: str, info: ValidationInfo) -> str:
@@ -35,7 +36,7 @@ def _stress_language(value: str, info: ValidationInfo) -> str:
     if table is not None and not Path(table).expanduser().is_absolute():
         return value
     try:
-        known = stress_table_languages(table)
+        known = stress_table_languages(table, info.context)
     except (OSError, ValueError, yaml.YAMLError) as error:
         raise ValueError(f"stress table unreadable: {error}") from None
     if value not in known:

@@ -24,12 +24,11 @@
   out, so cache keys change with every other field and with nothing else.
 * ``check_registered``: a field that names a registry entry (a backend, a verifier,
   a benchmark, a reward, a rejection strategy, an LCPR rule, a retriever, a shipped
-  accelerate config) is checked against the registry itself, and a factory's
-  keyword parameters against its signature. ``REGISTRIES`` is the one place where
-  settings name another package: each entry is looked up by module name when a
-  value is validated, not imported with this package, so settings stay a leaf that
-  every component can import, and the registries stay where their entries are
-  defined.
+  accelerate config, a packaged data set) is checked against the registry itself,
+  through the ``Registries`` handed to the validation
+  (``components.settings.registries``: the validation context's, else the process's),
+  so settings import no other package of ours and stay a leaf that every component
+  can import.
 * ``ProjectPath``: a field naming a file or directory to read, relative to the
   project directory, or ``packaged:<set>[/<file>]`` for a data set shipped in
   the package (``components.data.packaged``; the set's name is checked when the
@@ -45,17 +44,18 @@
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import (
-    AfterValidator, BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, model_serializer,
+    AfterValidator, BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, ValidationInfo,
+    model_serializer,
 )  # fmt: skip
+
+from components.settings.registries import registries_for
 
 
 class ProfileError(ValueError):
@@ -163,38 +163,6 @@ def number_problems(value: Any, where: str) -> list[str]:
     return []
 
 
-REGISTRIES: dict[str, tuple[str, str]] = {  # kind -> (module, attribute)
-    "backend": ("components.generation", "BACKENDS"),
-    "verifier": ("components.verification", "VERIFIERS"),
-    "benchmark": ("components.data.benchmarks", "BENCHMARKS"),
-    "QA benchmark": ("components.data.benchmarks_qa", "QA_BENCHMARKS"),
-    "reward": ("components.rewards", "REWARDS"),
-    "rejection strategy": ("components.data.rejection", "REJECTION_STRATEGIES"),
-    "LCPR rule": ("components.metrics.lcpr", "RULES"),
-    "retriever": ("components.retrieval", "RETRIEVERS"),
-    "accelerate config": ("components.training.accelerate", "ACCELERATE_CONFIGS"),
-    "packaged data set": ("components.data.packaged", "PACKAGED_DATA"),  # the sets a ``packaged:`` path names
-    "stress table": ("components.audit.stress", "load_table"),  # a reader: its languages depend on the file
-}
-
-
-def registry(kind: str) -> Any:
-    """What ``REGISTRIES`` names for ``kind``, imported now (when a value is validated)."""
-    module, attribute = REGISTRIES[kind]
-    return getattr(importlib.import_module(module), attribute)
-
-
-def registered_names(kind: str) -> list[str]:
-    """The names registered for ``kind`` (see ``REGISTRIES``)."""
-    return sorted(registry(kind))
-
-
-def registered_parameters(kind: str, name: str) -> list[str]:
-    """The keyword-only parameters of the factory registered as ``name`` (the registries' contract)."""
-    signature = inspect.signature(registry(kind)[name])
-    return [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-
-
 def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
     """The one wording every unknown-name error uses.
 
@@ -204,17 +172,19 @@ def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
     return f"unknown {kind} {name!r} (known: {', '.join(known)})"
 
 
-def check_registered(kind: str, name: str) -> str:
-    """``name`` when it is registered for ``kind``; ``ValueError`` listing the known names otherwise."""
-    known = registered_names(kind)
-    if name not in known:
-        raise ValueError(unknown_name_message(kind, name, known))
-    return name
+def check_registered(kind: str, name: str, context: Mapping[str, Any] | None = None) -> str:
+    """``name`` when it is registered for ``kind``; ``ValueError`` listing the known names otherwise (the registries
+    of the validation ``context``, else the process's: ``components.settings.registries``)."""
+    return registries_for(context).check(kind, name)
 
 
 def registered(kind: str) -> Any:
     """A string type whose values must be registered for ``kind`` (checked item by item inside lists)."""
-    return Annotated[str, AfterValidator(lambda value: check_registered(kind, value))]
+
+    def check(value: str, info: ValidationInfo) -> str:
+        return check_registered(kind, value, info.context)
+
+    return Annotated[str, AfterValidator(check)]
 
 
 class ProjectPathMarker:
@@ -247,7 +217,7 @@ def check_project_path(value: str) -> str:
 def packaged_path(value: str) -> Path:
     """The absolute path a ``packaged:<set>[/<file>]`` reference names (``components.data.packaged``)."""
     name, _, inside = value.removeprefix(PACKAGED_PREFIX).partition("/")
-    return Path(registry("packaged data set")[name]) / inside
+    return Path(registries_for().packaged_directory(name)) / inside
 
 
 ProjectPath = Annotated[str, ProjectPathMarker(), AfterValidator(check_project_path)]

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from components.settings.base import (
     MAX_ROWS, MAX_SAMPLES, MAX_SEED, MAX_TOKENS, BenchmarkName, LcprRuleName, ProjectPath, StrictSettings,
-    VerifierName, registered_names,
+    VerifierName,
 )  # fmt: skip
+from components.settings.registries import registries_for
 from components.settings.search import SearchSettings
 from components.settings.shared import ModelSettings, PromptSettings, SamplingSettings
 
@@ -142,19 +146,20 @@ class EvaluationSettings(StrictSettings):
     baseline: Literal["base", "sft", "grpo", "previous"] = "base"
     evaluate_base: bool = True
 
-    def qa_benchmarks(self) -> list[str]:
-        """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics)."""
-        return [bench.name for bench in self.benchmarks if bench.name in registered_names("QA benchmark")]
+    def qa_benchmarks(self, context: Mapping[str, Any] | None = None) -> list[str]:
+        """The listed benchmarks that are open-domain QA (answered with the search loop, QA metrics): their spec's
+        kind, through the registries of the validation ``context`` or the process's."""
+        registries = registries_for(context)
+        return [bench.name for bench in self.benchmarks if registries.benchmark_kind(bench.name) == "qa"]
 
     @model_validator(mode="after")
-    def _search_for_qa(self) -> "EvaluationSettings":
-        qa = self.qa_benchmarks()
+    def _search_for_qa(self, info: ValidationInfo) -> "EvaluationSettings":
+        qa = self.qa_benchmarks(info.context)
         if qa and self.search is None:
             raise ValueError(f"benchmarks {', '.join(qa)} are QA benchmarks, answered with the retrieval loop at test "
                              "time: set evaluation.search (retrieval, rounds, max_searches ...)")
         if self.search is not None and not qa:
-            raise ValueError("search is read by QA benchmarks only (mkqa, xor_tydi, offline_qa) and none is listed; "
-                             "drop evaluation.search")
+            raise ValueError("search is read by QA benchmarks only and none is listed; drop evaluation.search")
         if qa and self.prompt.style != "plain":
             raise ValueError(f"prompt.style {self.prompt.style!r}: the QA benchmarks ({', '.join(qa)}) are prompted "
                              "with the search instruction alone; set evaluation.prompt.style plain")

@@ -25,10 +25,12 @@ a test) is refused for the same reasons with the same words:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from components.settings.answers import answer_format_problems
 from components.settings.audit import AuditSettings, stress_table_languages
@@ -127,8 +129,9 @@ class Profile(StrictSettings):
         return value
 
     @model_validator(mode="after")
-    def _cross_section_rules(self) -> "Profile":
-        problems = data_problems(self) + grpo_problems(self) + audit_problems(self) + recipe_problems(self)
+    def _cross_section_rules(self, info: ValidationInfo) -> "Profile":
+        problems = data_problems(self) + grpo_problems(self) + audit_problems(self, info.context)
+        problems += recipe_problems(self)
         problems += execution_problems(self)
         problems += answer_format_problems(self.evaluation) + length_problems(self) + registry_problems(self)
         problems += placement_problems(self)
@@ -288,7 +291,7 @@ def execution_problems(profile: Profile) -> list[str]:
             for i, name in enumerate(execution.shard_languages) if name not in names]
 
 
-def audit_problems(profile: Profile) -> list[str]:
+def audit_problems(profile: Profile, context: Mapping[str, Any] | None = None) -> list[str]:
     """Where the audited generations come from, the stress table's languages, the probe's prompt style."""
     audit, problems = profile.audit, []
     if audit is None:
@@ -304,16 +307,16 @@ def audit_problems(profile: Profile) -> list[str]:
     elif audit.probe and audit.number_only_generations is None and prompt is not None and prompt.instruction == "none":
         problems.append("audit.probe: the number-only probe rewrites the instruction, and evaluation.prompt.instruction "
                         "is none; set audit.probe=false or audit.number_only_generations")
-    return problems + stress_table_problems(profile)
+    return problems + stress_table_problems(profile, context)
 
 
-def stress_table_problems(profile: Profile) -> list[str]:
+def stress_table_problems(profile: Profile, context: Mapping[str, Any] | None = None) -> list[str]:
     """A stress table given by a relative path: readable, and holding every language asked for."""
     audit = profile.audit
     if audit.stress_table is None or Path(audit.stress_table).expanduser().is_absolute():
         return []  # checked by the section itself
     try:
-        languages = stress_table_languages(str(profile.path(audit.stress_table)))
+        languages = stress_table_languages(str(profile.path(audit.stress_table)), context)
     except (OSError, ValueError, yaml.YAMLError) as error:
         return [f"audit.stress_table: {error}"]
     return [f"audit.stress_languages.{i}: {unknown_name_message('stress-table language', lang, languages)}"

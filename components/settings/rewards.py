@@ -2,8 +2,8 @@
 
 ``RewardSettings`` names a reward of the registry (``components.rewards``), its
 weight in trl's weighted sum (trl's ``reward_weights``) and the factory's
-keyword parameters, checked against the factory's signature when the profile
-loads. ``RewardAuditSettings`` says how the verifier a reward judges with is
+keyword parameters, checked by the reward's own spec when the profile loads (through
+the registries handed to the settings, ``components.settings.registries``). ``RewardAuditSettings`` says how the verifier a reward judges with is
 audited against a reference on policy rollouts ("Multilingual verifier bias in
 RLVR": VLB with warn/fail thresholds).
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, model_validator
 
 from components.settings.base import (
     MAX_ROWS, MAX_SAMPLES, ProjectPath, StrictSettings, VerifierName, check_registered, number_problems,
-    registered_parameters, registry,
 )  # fmt: skip
+from components.settings.registries import registries_for
 from components.settings.shared import ModelSettings
 
 MAX_WEIGHT = 1_000_000.0  # a reward's weight in trl's weighted sum (the papers' are 0.1 to 1)
@@ -35,18 +35,19 @@ class RewardSettings(StrictSettings):
     params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _registered(self) -> "RewardSettings":
-        problems = reward_problems(self.name, self.params) + number_problems(self.params, "params")
+    def _registered(self, info: ValidationInfo) -> "RewardSettings":
+        problems = number_problems(self.params, "params")
+        problems = registries_for(info.context).reward_problems(self.name, self.params) + problems
         verifier = self.params.get("verifier")
         if isinstance(verifier, str):
             try:
-                check_registered("verifier", verifier)
+                check_registered("verifier", verifier, info.context)
             except ValueError as error:
                 problems.append(f"params.verifier: {error}")
         judge = self.params.get("judge")
         if judge is not None:  # a judge model (M-Thinker) is a model section: checked like one
             try:
-                ModelSettings.model_validate(judge)
+                ModelSettings.model_validate(judge, context=info.context)
             except ValidationError as error:
                 problems += [f"params.judge.{'.'.join(map(str, e['loc']))}: {e['msg']}".replace(".: ", ": ")
                              for e in error.errors()]
@@ -58,20 +59,6 @@ class RewardSettings(StrictSettings):
     def verifier(self) -> str:
         """The verifier this reward judges answers with (the factories' default is ``trusted``)."""
         return str(self.params.get("verifier", "trusted"))
-
-
-def reward_problems(name: str, params: dict[str, Any]) -> list[str]:
-    """An unknown reward, parameters its factory does not take (the reward registry's own signature), or
-    parameters its factory refuses together (its ``parameter_problems``, when it has one)."""
-    try:
-        check_registered("reward", name)
-    except ValueError as error:
-        return [str(error)]
-    known = registered_parameters("reward", name)
-    problems = [f"unknown parameter {key!r} for reward {name!r} (known: {', '.join(known)})"
-                for key in params if key not in known]
-    together = getattr(registry("reward")[name], "parameter_problems", None)
-    return problems + [f"params: {line}" for line in (together(params) if together else [])]
 
 
 class RewardAuditSettings(StrictSettings):

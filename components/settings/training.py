@@ -50,10 +50,10 @@ GRPO_BACKENDS = ("transformers", "vllm")
 
 
 
-def _accelerate_config(value: str) -> str:
+def _accelerate_config(value: str, info: ValidationInfo) -> str:
     if Path(value).suffix in (".yaml", ".yml"):  # a config of the profile's own
         return value
-    return check_registered("accelerate config", value)
+    return check_registered("accelerate config", value, info.context)
 
 
 AccelerateConfig = Annotated[str, AfterValidator(_accelerate_config)]

@@ -86,5 +86,8 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # a trainer process: its settings come from a job written from a checked profile
+    from components.settings import CHECKED_UPSTREAM, use_registries
+
+    use_registries(CHECKED_UPSTREAM)
     exit_now(main())

@@ -41,7 +41,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from components.rewards import build_reward
+from components.rewards import build_reward, reward_columns
 from components.settings import GRPOStageSettings
 from components.training.callbacks import (
     CurriculumCallback, MetricsJsonlCallback, ReferenceResetCallback, copy_policy_into_reference,
@@ -99,7 +99,7 @@ def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abor
     rewards = [build_reward(r.name, r.params, languages=languages) for r in settings.rewards]
     for reward in rewards:
         attach_judge(reward, out_dir / "judge-cache")
-    columns = tuple(dict.fromkeys(c for reward in rewards for c in getattr(reward, "columns", ())))
+    columns = tuple(dict.fromkeys(c for r in settings.rewards for c in reward_columns(r.name, r.params)))
     rows = training_rows(raw_rows, settings, model_settings, tokenizer, keep=columns)
     config = grpo_config(settings, precision, out_dir / "trainer", device)
     apply_launch(config)

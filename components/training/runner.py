@@ -47,7 +47,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from components.settings import GRPOStageSettings, LoraSettings, ModelSettings, SFTSettings
+from components.settings import (
+    CHECKED_UPSTREAM, REGISTRIES, GRPOStageSettings, LoraSettings, ModelSettings, SFTSettings,
+)  # fmt: skip
 from components.settings.base import REVEAL_CREDENTIALS, unknown_name_message
 from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
@@ -101,7 +103,9 @@ def write_job(job: TrainingJob, out_dir: Path) -> Path:
 
 
 def read_job(path: str | Path) -> TrainingJob:
-    return TrainingJob.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    """The job a task wrote (``write_job``) from a checked profile: its registry names are not checked again."""
+    return TrainingJob.model_validate_json(Path(path).read_text(encoding="utf-8"),
+                                           context={REGISTRIES: CHECKED_UPSTREAM})
 
 
 def accelerate_config_path(name: str) -> Path:

@@ -160,8 +160,8 @@ def covered(path: str, files: dict[str, str]) -> bool:
 def gaps(records: list[dict], data_roots: list[Path]) -> dict[str, list[str]]:
     """Task -> what it touched that its key did not record (see the module docstring); a run without
     recorded ingredients is a gap too. Runs of a child process count for the task that started it, checked
-    against the union of that task's keys (the settings' registry look-ups of a trainer re-validating its job
-    file excepted, ``registry_closure``)."""
+    against the union of that task's keys (a trainer re-validating its job file checks no registry name again:
+    ``components.settings.registries.CHECKED_UPSTREAM``, so it imports no registry its key does not cover)."""
     parents = {run["task"] for record in records for run in record["runs"].values() if not run["child"] and run["cached"]}
     runs = [run for record in records for run in record["runs"].values()
             if run["cached"] and (not run["child"] or run["task"] in parents)]
@@ -182,7 +182,7 @@ def gaps(records: list[dict], data_roots: list[Path]) -> dict[str, list[str]]:
             continue
         modules = {m for m in map(project_module, run["ran"]) if m} | {
             m for m in run["imported"] if project_module_name(m)}
-        allowed = key["modules"] | key["own"] | KEY_MACHINERY | (registry_closure() if run["child"] else set())
+        allowed = key["modules"] | key["own"] | KEY_MACHINERY
         for module in sorted(modules - allowed):
             found.setdefault(run["task"], set()).add(f"module {module}")
         for path in run["opened"]:
@@ -193,17 +193,6 @@ def gaps(records: list[dict], data_roots: list[Path]) -> dict[str, list[str]]:
                     and Path(path).is_file() and not covered(path, key["files"]):
                 found.setdefault(run["task"], set()).add(f"file {path}")
     return {task: sorted(items) for task, items in sorted(found.items())}
-
-
-def registry_closure() -> set[str]:
-    """The modules the settings' registry look-ups import (``components.settings.base.REGISTRIES`` and what they
-    import). A trainer process validates its job file again, which imports them: a check that the names are
-    registered, done in the parent before the key was computed, not code that computes the task's output."""
-    from components.settings.base import REGISTRIES
-    from runtime.import_graph import import_graph, reachable
-
-    return reachable(import_graph(package_inits=True, names_from=lambda name: False),
-                     {module for module, _ in REGISTRIES.values()})
 
 
 def project_module_name(name: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from components.config import load_profile_dict
+from components.rewards import REWARDS
 from components.settings import ProfileError
 
 BAD = {"grpo": {"model": {"model": "m"}, "dataset": "d.jsonl", "rewards": [{"name": "nope"}]}}
@@ -23,7 +24,7 @@ def test_unknown_reward_fails_before_any_work_with_the_cli_message(tmp_path):
     with pytest.raises(ProfileError) as cli:
         load_profile_dict(profile)
     cli_line = next(line for line in str(cli.value).splitlines() if "unknown reward" in line).strip()
-    assert cli_line == "- grpo.rewards.0: unknown reward 'nope' (known: accuracy, adamame, lcrl, mthinker, pcs, softlc)"
+    assert cli_line == f"- grpo.rewards.0: unknown reward 'nope' (known: {', '.join(sorted(REWARDS))})"
 
     state = grpo_flow(profile=profile, return_state=True)
     assert state.is_failed()

@@ -163,5 +163,8 @@ def test_plan_matches_the_trainers_built_by_two_processes(tiny_model_dir, tmp_pa
                                         f"warm-up {t['warmup']}" for (kind, _, count), t in zip(TWO_PROCESS_CASES, built)))
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # each process of the launch builds its settings as the tests do
+    from components.catalog import install
+
+    install()
     launched_worker(sys.argv[1], sys.argv[2])

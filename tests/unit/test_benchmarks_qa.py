@@ -51,8 +51,9 @@ def test_offline_set_is_parallel_across_six_languages():
 
 
 def test_every_qa_language_has_a_name_for_the_search_instruction():
-    from components.data.benchmarks_qa import LANGUAGES
+    from components.data.benchmarks import BENCHMARKS
     from components.language import LANGUAGE_NAMES
 
-    missing = sorted({lang for langs in LANGUAGES.values() for lang in langs} - set(LANGUAGE_NAMES))
+    qa = [spec for spec in BENCHMARKS.values() if spec.kind == "qa"]
+    missing = sorted({lang for spec in qa for lang in spec.languages(None)} - set(LANGUAGE_NAMES))
     assert missing == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.metrics.aggregate import metric_names, summarize
-from components.metrics.table import MACRO_RULES, columns, compared, metric_for, metrics, row_fields
+from components.metrics.table import columns, compared, metric_for, metrics, row_fields
 from components.scoring import score_rows
 from components.settings import ScoringSettings
 
@@ -37,7 +37,14 @@ def test_columns_and_row_fields():
     assert compared() == ("accuracy", "lcpr", "slc_and_acc", "ttc")
     assert set(row_fields()) == {"correct", "line_pass", "failed_lines", "word_pass", "slc", "slc_and_acc",
                                  "lang_detected", "ttc", "ttc_chars", "fallback"}
-    assert MACRO_RULES == {"mmath": "source"}
+
+
+def test_the_metric_table_takes_each_benchmarks_scheme_from_its_spec():
+    from components.data.benchmarks import SCHEMES
+    from components.metrics.table import kind_of, macro_fields
+
+    assert macro_fields(SCHEMES) == {"mmath": "source"}  # PCS macro-averages MMATH over its four sources
+    assert kind_of("mkqa", SCHEMES) == "qa" and kind_of("mgsm", SCHEMES) == "math" and kind_of("new", SCHEMES) == "math"
 
 
 def test_scoring_emits_every_row_field_and_aggregation_every_metric():

@@ -20,7 +20,8 @@ from scipy.stats import binomtest
 from components.metrics.aggregate import group_means, summarize
 from components.metrics.bootstrap import Bootstrap, estimate, paired_difference
 from components.metrics.intervals import corrected_correlation, newcombe, wilson
-from components.metrics.table import metric_for
+from components.data.benchmarks import SCHEMES
+from components.metrics.table import macro_fields, metric_for
 
 BOOT = Bootstrap(resamples=20000, seed=0)
 Z = 1.959963984540054
@@ -37,6 +38,8 @@ def wilson_by_hand(p: float, n: float) -> tuple[float, float]:
     root = math.sqrt(b * b - 4 * a * c)
     return max(0.0, (-b - root) / (2 * a)), min(1.0, (-b + root) / (2 * a))
 
+MACRO = macro_fields(SCHEMES)  # MMATH's macro rule: its spec's
+
 
 def rows_of(lang, correct_by_problem, *, bench="mgsm", source=None):
     """One row per sample: ``correct_by_problem`` maps a problem id to its samples' correctness."""
@@ -44,8 +47,8 @@ def rows_of(lang, correct_by_problem, *, bench="mgsm", source=None):
             for pid, samples in correct_by_problem.items() for c in samples]
 
 
-def one(rows, name, **options):
-    return estimate([[rows]], [metric_for(name)], BOOT, **options)[0][0]
+def one(rows, name, macro=MACRO):
+    return estimate([[rows]], [metric_for(name)], BOOT, macro=macro)[0][0]
 
 
 def test_accuracy_over_four_problems():
@@ -82,7 +85,7 @@ def test_macro_average_resamples_within_each_subset():
     assert found.stderr == pytest.approx(math.sqrt(1 / 32), abs=0.01)
     # n_eff = 0.75 * 0.25 / (1/32) = 6: fewer than the 4 units would say? more: AIME's subset adds no variance
     assert (found.low, found.high) == pytest.approx(wilson_by_hand(0.75, 6), abs=0.02)
-    pooled = one(rows, "accuracy", macro=False)       # one stratum: 3 of 4 correct, Binomial(4, 3/4) / 4
+    pooled = one(rows, "accuracy", macro=None)       # one stratum: 3 of 4 correct, Binomial(4, 3/4) / 4
     assert pooled.value == 0.75 and pooled.stderr == pytest.approx(math.sqrt(0.75 * 0.25 / 4), abs=0.01)
 
 
