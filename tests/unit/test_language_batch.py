@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.language import MemoDetector, batch_detector, detect_block, get_detector
-from components.rewards import build_reward
+from components.rewards import REWARDS, build_reward
 
 FR = "Janet a seize œufs et en vend trois au marché."
 EN = "Janet has sixteen eggs and sells three at the market."
@@ -54,7 +54,7 @@ def test_batch_detector_is_shared_per_language_set():
     assert batch_detector(["fr"]) is not batch_detector(["fr", "it"])
 
 
-@pytest.mark.parametrize("name", ["pcs", "softlc", "adamame"])
+@pytest.mark.parametrize("name", sorted(REWARDS))  # a reward that detects no language passes trivially
 def test_a_batch_seen_before_is_not_detected_again(monkeypatch, name):
     think = f"<think>{FR}\n\n{EN}\n\n{FR.replace('seize', 'vingt')}</think>La réponse est \\boxed{{13}}."
     completions = [think, think.replace("trois", "quatre")]

@@ -163,6 +163,18 @@ def test_fewer_prompts_than_one_generation_batch_are_refused(tmp_path):
     assert "one generation takes 4 prompts but the dataset has 3 (grpo.dataset rl.jsonl)" in problem.message
 
 
+def test_the_reward_range_is_the_weighted_sum_of_each_rewards_worked_out_by_hand(tmp_path):
+    """accuracy pays 0 or 1; SoftLC with bonus 0.2 pays accuracy + 0.2 when the language matches: [0, 1.2]; weight
+    -0.5 swaps its ends to [-0.6, 0]; the total is [0 - 0.6, 1 + 0] = [-0.6, 1]."""
+    data = tmp_path / "rl.jsonl"
+    data.write_text("".join(json.dumps({"question": "q", "gold": "1", "lang": "fr"}) + "\n" for _ in range(8)))
+    rewards = [{"name": "accuracy"}, {"name": "softlc", "weight": -0.5, "params": {"bonus": 0.2}}]
+    grpo = {"model": {"model": "m"}, "dataset": str(data), "rewards": rewards}
+    (stage,) = [stage for stage in plan_of({"grpo": grpo}).stages if stage.stage == "grpo"]
+    assert dict(stage.lines)["reward range"] == "[-0.6, 1] = 1 × accuracy [0, 1] + -0.5 × softlc [0, 1.2]"
+    assert (stage.values["reward_low"], stage.values["reward_high"]) == pytest.approx((-0.6, 1.0))
+
+
 def test_the_pcs_profile_as_it_was_is_refused_naming_the_curriculum_and_the_steps():
     from cli.app import app
 
@@ -185,6 +197,7 @@ def test_the_plan_as_json_names_every_stage():
     assert list(plan["stages"]) == ["data", "sft", "rejection", "grpo", "evaluation"]
     grpo = plan["stages"]["grpo"]
     assert (grpo["optimizer_steps"], grpo["completions"], grpo["tau_reachable"]) == (800, 409600, 0.95)
+    assert (grpo["reward_low"], grpo["reward_high"]) == (0, 1.1)  # PCS: gated, correct, SLC passed
     assert plan["problems"] == [] and len(plan["gpu_hours_estimate"]) == 2
 
 
