@@ -11,23 +11,22 @@ operational setting (``tracking.system_metrics_interval_s``; 0 turns it off).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
-
-if TYPE_CHECKING:  # tracking opens the runs this module monitors
-    from runtime.tracking import RunRef
+from typing import Iterator
 
 MONITORED_STAGES = ("data", "sft", "rejection", "grpo", "evaluation")  # they train or generate
 
 
 @contextmanager
-def system_metrics(run: RunRef, interval_s: float) -> Iterator[None]:
-    """Log the machine's system metrics to ``run`` every ``interval_s`` seconds while the block runs."""
+def system_metrics(run_id: str, tracking_uri: str, interval_s: float) -> Iterator[None]:
+    """Log the machine's system metrics to the run ``run_id`` of the MLflow server at ``tracking_uri`` every
+    ``interval_s`` seconds while the block runs (the run by its id: ``runtime.tracking`` opens it and starts
+    this monitor, so this module names none of its types)."""
     if not interval_s:
         yield
         return
     from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
 
-    monitor = SystemMetricsMonitor(run.run_id, sampling_interval=interval_s, tracking_uri=run.tracking_uri)
+    monitor = SystemMetricsMonitor(run_id, sampling_interval=interval_s, tracking_uri=tracking_uri)
     monitor.start()
     try:
         yield

@@ -344,7 +344,7 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
     interval = settings.system_metrics_interval_s if stage in MONITORED_STAGES else 0
     started = time.monotonic()
     try:
-        with system_metrics(run, interval):
+        with system_metrics(run.run_id, run.tracking_uri, interval):
             yield run
     except BaseException as error:
         finish_run(run, "KILLED" if interrupted(error) else "FAILED")

@@ -23,11 +23,6 @@ from runtime.import_graph import (
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[2]
-KNOWN_CYCLES = {  # cycle -> why it is still there; the test fails once it is gone, so the entry goes with it
-    ("runtime.system_metrics", "runtime.tracking"): "system_metrics names tracking's RunRef under TYPE_CHECKING while "
-                                                    "tracking starts its monitor: the runtime's reorganisation by "
-                                                    "concern moves one of them",
-}
 
 
 def design_graph(root: Path = REPO) -> dict[str, set[str]]:
@@ -38,7 +33,7 @@ def design_graph(root: Path = REPO) -> dict[str, set[str]]:
 def test_no_import_cycle_in_the_project():
     graph = design_graph()
     assert {name.split(".")[0] for name in graph} == set(PACKAGES)
-    assert [tuple(cycle) for cycle in cycles(graph)] == sorted(KNOWN_CYCLES)
+    assert cycles(graph) == []
 
 
 def test_every_module_has_a_layer_and_no_import_points_up():
