@@ -142,13 +142,14 @@ def checkpoint_progress(out: Path, run_key: str | None = None) -> str:
 
 def trained(job: TrainingJob, out: Path) -> Made:
     """Run the trainer in ``out``; the run as a product: its weights' files (the adapter, or the full model of a
-    ``lora: null`` run) and ``result.json`` (its summary), fingerprinted by those weights. Says on the terminal
-    where the run started (``start_line``)."""
+    ``lora: null`` run, as the trainer's ``result.json`` names them: ``weights`` and their directory) and
+    ``result.json`` (its summary), fingerprinted by those weights. Says on the terminal where the run started
+    (``start_line``)."""
     run_trainer(job, out)
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     log(start_line(job.stage, result))
-    full = job.settings.lora is None
-    weights = out / ("model" if full else "adapter")
+    full = result["weights"] == "full"  # the trainer's record of what it wrote, and where
+    weights = Path(result["merged_dir"] if full else result["adapter_dir"])
     files = [path for path in sorted(weights.rglob("*")) if path.is_file()]
     tensors = sorted(weights.glob("model*.safetensors")) if full else [weights / "adapter_model.safetensors"]
     return Made(summary=result, files=files + [out / "result.json"],
