@@ -13,6 +13,10 @@ and a killed CLI takes the server down with it. Two commands starting at once
 in a fresh project create the server's database one after the other (a file
 lock on ``.prefect/server-start.lock``).
 
+The server is Prefect's application behind a Host check, answering only its own
+origin, with CSRF protection on (``cli.prefect_app``); its start fails as soon
+as its process ends, naming the exit code.
+
 ``require_server``: ``serve``, ``deploy`` and ``worker`` hand runs to a server
 that must outlive them; without a reachable one they refuse to start and say
 how to start one.
@@ -20,9 +24,11 @@ how to start one.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import sys
+import time
 from pathlib import Path
 
 from cli.preflight import Refused
@@ -43,7 +49,7 @@ def configured_api_url() -> str | None:
 
 def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> str | None:
     """Why ``<api_url>/health`` does not answer 200 within ``timeout_s``, or ``None`` when it does."""
-    from cli.stack import health_problem
+    from cli.stack_launch import health_problem
 
     return health_problem(f"{api_url.rstrip('/')}/health", timeout_s)
 
@@ -70,22 +76,42 @@ def check_configured_server() -> None:
 
 
 def owned_server_class():
-    """``SubprocessASGIServer`` whose uvicorn runs in its own process group under a lifeline."""
+    """``SubprocessASGIServer`` whose uvicorn runs in its own process group under a lifeline, closed to other
+    origins (``cli.prefect_app``), and whose start fails as soon as its process ends."""
     from prefect.server.api.server import SubprocessASGIServer
 
     class OwnedServer(SubprocessASGIServer):
         def _run_uvicorn_command(self):
-            import prefect
             from prefect.settings import get_current_settings
 
+            from cli.prefect_app import server_environment, uvicorn_command
             from runtime.process import spawn
 
-            command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
-                       "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-                       "--log-level", "error", "--lifespan", "on"]
             env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
-                   "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True)}
-            return spawn(command, "temporary Prefect server", own_group=True, env=env)
+                   "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True),
+                   **server_environment(self.port)}
+            return spawn(uvicorn_command(sys.executable, self.port, "error"), "temporary Prefect server",
+                         own_group=True, env=env)
+
+        def start(self, timeout: int | None = None) -> None:
+            """Start and wait for ``/health``; Prefect's own wait would go on for its whole timeout (180 s here)
+            after the process ended (a full disk, a database it cannot open)."""
+            from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+
+            if self.running:
+                return
+            self.port = self.port or self.find_available_port()
+            self.running = True
+            self.server_process = self._run_uvicorn_command()
+            atexit.register(self.stop)
+            deadline = time.monotonic() + (timeout or PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value())
+            while healthy(self.api_url, timeout_s=2.0) is not None:
+                code = self.server_process.poll()
+                if code is not None or time.monotonic() > deadline:
+                    self.running = False
+                    what = f"exited during start-up (exit {code})" if code is not None else "did not answer in time"
+                    raise RuntimeError(f"the temporary Prefect server {what}; its errors are above")
+                time.sleep(0.1)
 
         def stop(self) -> None:
             from runtime.process import end_process_tree
