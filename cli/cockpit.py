@@ -46,7 +46,12 @@ def up(project_dir: Path = PROJECT_OPTION,
         _fail(f"{error}; {_stopped(stack_module.STOPPED)}")
     from runtime.tracking import runs_page
 
-    typer.echo(f"{'started' if started else 'already running'}:\n  Prefect UI  {stack.prefect_url}\n"
+    from cli.project_servers import NAMES
+
+    kept = [NAMES[name] for name in NAMES if name not in started]
+    state = ("started" if not kept else "already running" if not started else
+             f"started {', '.join(NAMES[name] for name in started)} ({', '.join(kept)} was already running)")
+    typer.echo(f"{state}:\n  Prefect UI  {stack.prefect_url}\n"
                f"  MLflow UI   {runs_page(stack.mlflow_url)}\nlater polyreason commands in {project_dir.resolve()} use them; "
                "next: polyreason deploy, then polyreason worker")
 
@@ -58,11 +63,14 @@ def _stopped(stopped: list[str]) -> str:
 
 
 def down(project_dir: Path = PROJECT_OPTION) -> None:
-    """Stop the servers `polyreason up` started for this project (exactly those processes)."""
+    """Stop the project's Prefect and MLflow servers: those `polyreason up` started, and any other serving its
+    databases (a running command's temporary server is left to end with it)."""
     from cli.stack import down as stop_stack
 
-    pids = stop_stack(project_dir)
+    pids, left = stop_stack(project_dir)
     typer.echo(f"stopped {', '.join(map(str, pids))}" if pids else "nothing was running")
+    for server in left:
+        typer.echo(f"left running: {server} (it ends with its command)")
 
 
 def status(project_dir: Path = PROJECT_OPTION) -> None:
@@ -157,8 +165,12 @@ def compare(items: list[str] = typer.Argument(..., help="Run ids, a recipe's par
     from cli.environment import configure
 
     table = _paper_table(paper, project_dir)
-    configure(project_dir)
+    paths = configure(project_dir)
+    from cli.prefect_server import check_configured_server, start_temporary_server
     from flows.compare import compare_flow
+
+    check_configured_server()
+    start_temporary_server(paths["prefect_home"])  # ours, closed to other origins, rather than Prefect's default
 
     with redirect_stdout(sys.stderr):  # stdout holds the result alone
         result = compare_flow(items, baseline=baseline, project_dir=str(project_dir), paper=table)

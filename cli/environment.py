@@ -63,7 +63,8 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     }
     for key, value in {**defaults, **quiet_environment()}.items():
         os.environ.setdefault(key, value)
-    from cli.stack import activate, memo_store_path
+    from cli.stack import activate
+    from cli.stack_launch import memo_store_path
 
     os.environ.setdefault("PREFECT_SERVER_MEMO_STORE_PATH", memo_store_path(os.environ["PREFECT_HOME"]))
     quiet_libraries()

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from cli.stack import alive
+from cli.stack_launch import alive
 from components.run_report import number_text
 from runtime.tracking import UI_VIEW
 from tests.helpers.cockpit import (

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from cli.stack import alive
+from cli.stack_launch import alive
 from tests.helpers.cockpit import (
     MlflowREST, polyreason, start_worker, stop, tiny_recipe, wait_for, write_profiles,
 )  # fmt: skip

@@ -36,7 +36,7 @@ def test_a_temporary_server_on_a_fresh_home_warns_about_nothing(tmp_path):
 
 
 def test_the_stacks_server_keeps_its_memo_in_the_project(tmp_path):
-    from cli.stack import server_env
+    from cli.stack_launch import server_env
 
     env = server_env(tmp_path, 4200)
     assert env["PREFECT_SERVER_MEMO_STORE_PATH"] == str(tmp_path / ".prefect" / "memo_store.toml")

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from cli import interrupts
-from cli.stack import StackError, choose_port
+from cli.stack_launch import StackError, choose_port
 
 
 def test_port_zero_means_a_free_port_chosen_before_the_server_starts():
