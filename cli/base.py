@@ -95,15 +95,33 @@ class PolyreasonGroup(TyperGroup):
         except Exception as error:  # noqa: BLE001 - the CLI's last word: one line, the traceback with --debug
             if _debugging(ctx):
                 raise
-            _fail(ctx, f"failed: {type(error).__name__}: {_one_line(error)} (--debug shows the traceback)", 1)
+            _failed(ctx, error)
         except BaseException as error:  # Ctrl-C, SIGTERM (Prefect's TerminationSignal during a flow)
             if not _interrupt(error):
                 raise
-            line, code = interrupts.finish()
-            _close_progress()
-            if line:
-                typer.echo(line, err=True)
-            raise typer.Exit(code) from None
+            _closed(*interrupts.finish())
+
+
+def _failed(ctx: typer.Context, error: Exception) -> None:
+    """An error's last word: the dead server or full disk behind it when the watchdog finds one, else the error."""
+    from cli import interrupts
+    from cli.watchdog import explain
+
+    try:
+        interrupts.start_closing()
+        problem = interrupts.stopping() or explain(error)
+    except KeyboardInterrupt:  # the watchdog's signal crossed the failure: its cause is noted
+        problem = interrupts.stopping()
+    if problem is None:
+        _fail(ctx, f"failed: {type(error).__name__}: {_one_line(error)} (--debug shows the traceback)", 1)
+    _closed(*interrupts.close_for(problem))
+
+
+def _closed(line: str, code: int) -> None:
+    _close_progress()
+    if line:
+        typer.echo(line, err=True)
+    raise typer.Exit(code) from None
 
 
 def _close_progress() -> None:

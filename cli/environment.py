@@ -6,7 +6,8 @@ say otherwise; ``import mlflow`` writes telemetry unless
 ``MLFLOW_DISABLE_TELEMETRY=true``. ``configure`` sets project-local defaults
 (values already in the environment win) and must run before those imports; when
 the project's stack runs (``polyreason up``), it points Prefect and MLflow at it.
-It also filters the libraries' warnings and log lines (``components.quiet``,
+The clients of local servers get short timeouts and few retries
+(``cli.watchdog.bound_local_clients``). It also filters the libraries' warnings and log lines (``components.quiet``,
 unless ``--verbose``) and shows progress lines on stderr (``cli.terminal``).
 """
 
@@ -71,4 +72,7 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     install_progress()
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)  # Prefect's SQLite cannot create parents
     activate(project_dir)  # a running `polyreason up` stack receives this project's runs
+    from cli.watchdog import bound_local_clients
+
+    bound_local_clients()  # before Prefect is imported: it reads its client settings then
     return paths

@@ -25,10 +25,18 @@ What happens on SIGINT or SIGTERM (``install`` sets it up for every command):
    (servers stopped at exit: a vLLM server, the temporary Prefect server) for at
    most ``STEP_TIMEOUT_S`` and leaves with ``os._exit``; a second Ctrl-C does the
    same at once.
+
+The watchdog (``cli.watchdog``) stops a command the same way when a server it
+uses dies or its disk fills (``stop_for``: the cause is noted, then this process
+sends itself SIGINT), or names that cause when a call failed first
+(``close_for``). The line then says what failed instead of "interrupted", skips
+closing runs on the server that is gone (the next command closes them: they say
+so), says how to bring it back, and the exit code is 1.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import signal
@@ -36,9 +44,14 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli.watchdog import Problem
 
 DEADLINE_S = 6.0
 STEP_TIMEOUT_S = 3.0  # each closing step (MLflow, Prefect) gets this long
+STOPPED_CODE = 1  # a command the watchdog stopped (a dead server, a full disk) failed
 
 
 class Interrupted(KeyboardInterrupt):
@@ -56,6 +69,11 @@ class _State:
     ended: list[str] = field(default_factory=list)  # child processes ended, e.g. "prefect worker (pid 12)"
     describe: Callable[[str, list[str]], str] | None = None  # the command's own line (signal name, ended)
     finished: bool = False
+    code: int | None = None  # the exit code, once ``finish`` has run
+    cause: Problem | None = None  # what the watchdog stopped the command for
+    own_signal: bool = False  # the pending SIGINT was sent by the watchdog
+    closing: bool = False  # the main thread is already closing the command after an error
+    deadline: threading.Timer | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -82,6 +100,9 @@ def install() -> None:
 
 def _handler(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
     with STATE.lock:
+        if STATE.own_signal and (STATE.finished or STATE.closing):  # the watchdog's signal, after the command
+            STATE.own_signal = False  # started closing itself: nothing left to interrupt
+            return
         first = STATE.signum is None
         STATE.signum = STATE.signum or signum
         if first:
@@ -103,10 +124,59 @@ def _watch(read_end: int) -> None:
         from runtime.process import end_children
 
         STATE.ended += end_children()
-        timer = threading.Timer(DEADLINE_S, _leave_now)
-        timer.daemon = True
-        timer.start()
+        _arm_deadline()
         return
+
+
+def _arm_deadline() -> None:
+    """Leave by ``_leave_now`` if the main thread has not finished ``DEADLINE_S`` from now (once)."""
+    with STATE.lock:
+        if STATE.deadline is not None:
+            return
+        STATE.deadline = threading.Timer(DEADLINE_S, _leave_now)
+    STATE.deadline.daemon = True
+    STATE.deadline.start()
+
+
+def stop_for(problem: Problem) -> None:
+    """Stop the command as an interrupt would, for ``problem`` (from the watchdog's thread)."""
+    with STATE.lock:
+        if STATE.signum is not None or STATE.finished or STATE.closing:  # already stopping
+            return
+        STATE.cause, STATE.own_signal = problem, True
+    silence_libraries()
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def start_closing() -> None:
+    """The main thread closes the command after an error: the watchdog sends no signal from now on."""
+    with STATE.lock:
+        STATE.closing = True
+
+
+def close_for(problem: Problem) -> tuple[str, int]:
+    """Close a command whose call failed because of ``problem`` (main thread): its line and exit code."""
+    with STATE.lock:
+        STATE.cause = STATE.cause or problem
+        STATE.closing = True
+    silence_libraries()
+    _arm_deadline()
+    return finish()
+
+
+def silence_libraries() -> None:
+    """No more log lines once the watchdog's cause is known: the libraries' errors and retries about a dead server
+    or a full disk would only repeat the command's last line, at length. Prefect's internal loggers ignore
+    ``logging.disable``, so every handler is closed to records too."""
+    logging.disable(logging.CRITICAL)
+    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+        for handler in getattr(logger, "handlers", []):
+            handler.setLevel(logging.CRITICAL + 1)
+
+
+def stopping() -> Problem | None:
+    """What the watchdog stopped this command for, if it did."""
+    return STATE.cause
 
 
 def _in_progress() -> list[str]:
@@ -150,21 +220,49 @@ def finish() -> tuple[str, int]:
     """Close what an interrupt left open; the one line to print and the exit code (once; later calls: "")."""
     with STATE.lock:
         if STATE.finished:
-            return "", 128 + (STATE.signum or signal.SIGINT)
+            return "", STATE.code if STATE.code is not None else 128 + (STATE.signum or signal.SIGINT)
         STATE.finished = True
     signum = STATE.signum or signal.SIGINT
+    cause = STATE.cause
     from runtime import tracking
     from runtime.abandoned import STARTED, crash_flow_runs
     from runtime.process import end_children
 
     STATE.ended += end_children()
-    for run in tracking.open_runs():
-        _bounded(tracking.finish_run, run, "KILLED")
-    if STARTED:
-        _bounded(crash_flow_runs, list(STARTED), f"interrupted by {signal.Signals(signum).name}")
-    if STATE.describe is not None:
-        return STATE.describe(signal.Signals(signum).name, list(STATE.ended)), 128 + signum
-    return summary_line(signum, STATE.kept, list(tracking.KILLED)), 128 + signum
+    if not STATE.kept:
+        STATE.kept = _in_progress()
+    if cause is None or cause.service != "MLflow":
+        for run in tracking.open_runs():
+            _bounded(tracking.finish_run, run, "KILLED")
+    reason = f"stopped: {cause.what}" if cause else f"interrupted by {signal.Signals(signum).name}"
+    if STARTED and (cause is None or cause.service != "Prefect"):
+        _bounded(crash_flow_runs, list(STARTED), reason)
+    if cause is not None:
+        line, STATE.code = cause_line(cause, STATE.kept, list(tracking.KILLED), tracking.open_runs()), STOPPED_CODE
+    elif STATE.describe is not None:
+        line, STATE.code = STATE.describe(signal.Signals(signum).name, list(STATE.ended)), 128 + signum
+    else:
+        line, STATE.code = summary_line(signum, STATE.kept, list(tracking.KILLED)), 128 + signum
+    return line, STATE.code
+
+
+def cause_line(cause: Problem, kept: list[str], killed: list[str], still_open: list) -> str:
+    """One line: what failed, what was kept, which runs were closed or stay open, the way back, how to resume.
+
+    >>> from cli.watchdog import Problem
+    >>> cause_line(Problem("the MLflow server died: x", "MLflow", "restart it with: polyreason up"), [], [],
+    ...            [type("Run", (), {"run_id": "0123456789"})])[:120]
+    'polyreason: the MLflow server died: x; kept every finished step (cached); MLflow run(s) 01234567 stay RUNNING until t'
+    """
+    what = "; ".join(kept) if kept else "every finished step (cached)"
+    runs = f"; MLflow run(s) {', '.join(run[:8] for run in killed)} marked KILLED" if killed else ""
+    if still_open:
+        runs += (f"; MLflow run(s) {', '.join(run.run_id[:8] for run in still_open)} stay RUNNING until the next "
+                 "command in this project marks them KILLED")
+    if cause.service == "Prefect":
+        runs += "; the next command marks this command's Prefect flow runs Crashed"
+    command = shlex.join(["polyreason", *sys.argv[1:]])
+    return f"polyreason: {cause.what}; kept {what}{runs}; {cause.remedy}, then resume with: {command}"
 
 
 def summary_line(signum: int, kept: list[str], killed: list[str]) -> str:

@@ -13,8 +13,10 @@ The checks look at the sections the command runs (``sections``) and never at
 the network beyond a short connection to the URLs the profile names. The plan
 of those sections (``components.planning``: a curriculum its steps cannot
 complete, a length above the model's context …) is checked next, then the task
-runner a fan-out needs (its optional package), and the tracking store last
-(``cli.store_check``).
+runner a fan-out needs (its optional package), the tracking store
+(``cli.store_check``), the free space where the project's state is written
+(``cli.disk_space``), and last whether a server of the project's ``polyreason up``
+stack is down (``cli.stack.stack_problems``: its runs would go elsewhere).
 """
 
 from __future__ import annotations
@@ -202,7 +204,9 @@ def execution_problems(profile: Profile, sections: list[str]) -> list[str]:
 
 def check_profile(profile: Profile, sections: list[str], source: str = "") -> None:
     """Raise ``Refused`` with every problem of the ``sections`` a command runs (profile paths made absolute)."""
-    from cli.store_check import tracking_problems
+    from cli.disk_space import space_problems, state_paths
+    from cli.stack import stack_problems
+    from cli.store_check import tracking_problems, tracking_uri_of
     from components.planning import plan_profile
 
     profile = profile.with_absolute_paths()
@@ -216,5 +220,7 @@ def check_profile(profile: Profile, sections: list[str], source: str = "") -> No
     problems += [str(problem) for problem in plan_profile(profile, sections=sections).problems_for(sections)]
     problems += execution_problems(profile, sections)
     problems += tracking_problems(profile.tracking, base)
+    problems += space_problems(state_paths(base, tracking_uri_of(profile.tracking, base)))
+    problems += stack_problems(base, profile.tracking.tracking_uri)
     if problems:
         raise Refused(problems, source)

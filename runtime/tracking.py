@@ -347,12 +347,25 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
         with system_metrics(run.run_id, run.tracking_uri, interval):
             yield run
     except BaseException as error:
-        finish_run(run, "KILLED" if interrupted(error) else "FAILED")
+        close_after(run, error)
         raise
     finish_run(run)
     from components.progress import report_stage, stage_label
 
     report_stage(stage_label(run_name, stage), time.monotonic() - started, _CACHE_HITS.pop(run.run_id, None))
+
+
+def close_after(run: RunRef, error: BaseException) -> None:
+    """Close ``run`` KILLED (an interrupt) or FAILED after ``error``.
+
+    When the store cannot take that either (its server is gone, its disk is full), ``error`` still says why
+    the stage ended rather than the failed close: the run stays listed in ``open_runs`` (the command's last
+    line names it) and the next command in the project closes it (``runtime.abandoned``).
+    """
+    try:
+        finish_run(run, "KILLED" if interrupted(error) else "FAILED")
+    except Exception:  # noqa: BLE001 - the stage's own error is raised next; this run is still listed as open
+        return
 
 
 _CACHE_HITS: dict[str, bool] = {}  # run id -> whether the stage reused cached artifacts (``note_cache``)
