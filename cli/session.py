@@ -59,6 +59,7 @@ def local_servers(project: Path, tracking_uri: str, temporary=None) -> list:
     from cli.stack import read_stack
     from cli.stack_launch import group_alive
     from cli.watchdog import Watched, is_local
+    from components.settings.base import redact_credentials
 
     servers = []
     if temporary is not None:
@@ -76,7 +77,8 @@ def local_servers(project: Path, tracking_uri: str, temporary=None) -> list:
             continue
         recorded = stack is not None and url == getattr(stack, f"{name.lower()}_url")
         pid = stack.pids.get(name.lower()) if recorded else None
-        servers.append(Watched(name, url, health, "`polyreason up`'s" if recorded else "the one configured",
-                               restart_stack if recorded else f"restart the server at {url}", pid,
+        shown = redact_credentials(url)  # the health check keeps them; the lines never show them
+        servers.append(Watched(name, shown, health, "`polyreason up`'s" if recorded else "the one configured",
+                               restart_stack if recorded else f"restart the server at {shown}", pid,
                                (lambda pid=pid: group_alive(pid)) if pid else None))
     return servers

@@ -88,7 +88,7 @@ class Watched:
     """A server a command uses: what it is (``name``: MLflow or Prefect), where, and how it is restarted."""
 
     name: str
-    url: str
+    url: str  # as shown in the line (credentials redacted)
     health_url: str
     origin: str  # whose it is: "`polyreason up`'s", "this command's temporary one" …
     restart: str  # how to bring it back, e.g. "restart it with: polyreason up --project-dir /p"
