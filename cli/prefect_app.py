@@ -20,7 +20,9 @@ run with:
   which answers any other Host with 400.
 
 ``uvicorn --factory cli.prefect_app:create_app`` serves it; ``server_environment``
-gives the variables both launches set.
+gives the variables both launches set. A write Prefect answers 503 (SQLite busy) is
+run again before the browser sees it (``RetryWhenBusy``): Prefect's UI, unlike its
+Python client, does not retry.
 """
 
 from __future__ import annotations
@@ -49,11 +51,83 @@ def uvicorn_command(python: str, port: int, log_level: str) -> list[str]:
             "--port", str(port), "--log-level", log_level, "--lifespan", "on"]
 
 
+class RetryWhenBusy:
+    """A write Prefect answered 503 is run again, as Prefect's own Python client would, before the browser sees it.
+
+    Prefect answers 503 ("errors clients can retry on") when SQLite was busy: a deferred transaction whose
+    snapshot another writer changed is rolled back at once. Its Python client retries those; its UI does not, and
+    with CSRF protection on (a token written for each client, checked on each write) the Run form's
+    ``create_flow_run`` met one often enough under load to fail the form. Here a POST, PUT, PATCH or DELETE
+    is replayed with its body up to ``attempts`` times while the answer is 503, with a short pause; its answer
+    is held in memory until then (Prefect's answers are JSON documents). Starlette has no such middleware:
+    written by hand.
+    """
+
+    METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+    def __init__(self, app, attempts: int = 4, pause_s: float = 0.2):
+        self.app, self.attempts, self.pause_s = app, attempts, pause_s
+
+    async def __call__(self, scope, receive, send) -> None:
+        import asyncio
+
+        if scope["type"] != "http" or scope["method"] not in self.METHODS:
+            await self.app(scope, receive, send)
+            return
+        body = await _whole_body(receive)
+        for attempt in range(self.attempts):
+            answer: list[dict] = []
+            try:  # Prefect's handler sends the 503 and then raises the error, for the server to log it
+                await self.app(dict(scope), _replaying(body, receive), _keeping(answer))
+                raised = None
+            except Exception as error:  # noqa: BLE001 - raised again below, after its answer is sent
+                raised = error
+            busy = any(m["type"] == "http.response.start" and m["status"] == 503 for m in answer)
+            if not busy or attempt == self.attempts - 1:
+                break
+            await asyncio.sleep(self.pause_s * 2**attempt)
+        for message in answer:
+            await send(message)
+        if raised is not None:
+            raise raised
+
+
+async def _whole_body(receive) -> bytes:
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False) and message["type"] == "http.request"
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive):
+    """A ``receive`` that gives ``body`` once, then waits on the client's own (a disconnect)."""
+    given = []
+
+    async def replay() -> dict:
+        if not given:
+            given.append(True)
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _keeping(answer: list[dict]):
+    async def keep(message: dict) -> None:
+        answer.append(message)
+
+    return keep
+
+
 def create_app():
-    """Prefect's server application (API, UI and services as its settings say) behind Starlette's Host check."""
+    """Prefect's server application (API, UI and services as its settings say) behind Starlette's Host check,
+    its writes run again while SQLite is busy (``RetryWhenBusy``)."""
     from prefect.server.api.server import create_app as prefect_app
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     app = prefect_app()
+    app.add_middleware(RetryWhenBusy)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(LOCAL_HOSTS), www_redirect=False)
     return app
