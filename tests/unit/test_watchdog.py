@@ -144,7 +144,8 @@ def test_a_command_closed_for_a_dead_mlflow_server_leaves_its_runs_to_the_next_c
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
     run = tracking.RunRef(dead, "0123456789abcdef", "1")
-    monkeypatch.setitem(tracking._OPEN, run.run_id, run)
+    monkeypatch.setattr(tracking, "_OPEN", {run.run_id: run})  # only this run: another test in this process
+    monkeypatch.setattr(tracking, "KILLED", [])  # may have left runs open or closed
     monkeypatch.setattr("sys.argv", ["polyreason", "evaluate", "p.yaml"])
     start = time.monotonic()
     line, code = interrupts.close_for(Problem("the MLflow server died (x)", "MLflow", "restart it with: polyreason up"))
