@@ -44,10 +44,6 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from cli.watchdog import Problem
 
 DEADLINE_S = 6.0
 STEP_TIMEOUT_S = 3.0  # each closing step (MLflow, Prefect) gets this long
@@ -60,6 +56,15 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+
+
+@dataclass
+class Problem:
+    """What stopped a command: the line's middle part, the service it concerns (None: the disk) and the way back."""
+
+    what: str
+    service: str | None
+    remedy: str
 
 
 @dataclass
@@ -249,9 +254,8 @@ def finish() -> tuple[str, int]:
 def cause_line(cause: Problem, kept: list[str], killed: list[str], still_open: list) -> str:
     """One line: what failed, what was kept, which runs were closed or stay open, the way back, how to resume.
 
-    >>> from cli.watchdog import Problem
     >>> cause_line(Problem("the MLflow server died: x", "MLflow", "restart it with: polyreason up"), [], [],
-    ...            [type("Run", (), {"run_id": "0123456789"})])[:120]
+    ...            [type("Run", (), {"run_id": "0123456789"})])[:117]
     'polyreason: the MLflow server died: x; kept every finished step (cached); MLflow run(s) 01234567 stay RUNNING until t'
     """
     what = "; ".join(kept) if kept else "every finished step (cached)"

@@ -38,6 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from cli import disk_space
+from cli.interrupts import Problem  # what the watchdog reports; interrupts closes the command for it
 
 POLL_S = 1.0
 REFUSED_POLLS = 2  # refused this many polls in a row: nothing listens any more
@@ -121,15 +122,6 @@ def poll(server: Watched, now: float) -> str | None:
     if now - server.answered_at >= SILENT_S:
         return f"it has not answered for {now - server.answered_at:.0f} s"
     return None
-
-
-@dataclass
-class Problem:
-    """What stopped a command: the line's middle part, the service it concerns (None: the disk) and the way back."""
-
-    what: str
-    service: str | None
-    remedy: str
 
 
 def check(servers: list[Watched], paths: list[Path]) -> Problem | None:
