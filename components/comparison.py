@@ -76,6 +76,7 @@ from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.table import (
     LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, macro_fields, metric_for,
 )  # fmt: skip
+from components.plot_labels import label_offsets, merged_labels
 
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
 Scored = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> scored rows
@@ -300,10 +301,14 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], benchmark: str, accurac
     models = list(dict.fromkeys(r["model"] for r in mine))
     fig = Figure(figsize=(6, 4.5))
     ax = fig.subplots()
+    ends = []
     for lang in sorted({r["lang"] for r in mine}):
         path = [r for r in mine if r["lang"] == lang]
         ax.plot([r[language] for r in path], [r[accuracy] for r in path], color="0.8", linewidth=1, zorder=1)
-        ax.annotate(lang, (path[-1][language], path[-1][accuracy]), fontsize=8)
+        ends.append((lang, path[-1][language], path[-1][accuracy]))
+    labels = merged_labels(ends)  # languages ending at one point share one label; close labels are stacked
+    for (text, x, y), offset in zip(labels, label_offsets(labels)):
+        ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", fontsize=8)
     for index, model in enumerate(models):
         points = [r for r in mine if r["model"] == model]
         ax.errorbar([r[language] for r in points], [r[accuracy] for r in points], fmt="o", capsize=3,

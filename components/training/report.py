@@ -57,6 +57,7 @@ def plot_curriculum(records: list[dict[str, Any]], path: str | Path, title: str 
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     curves = {label: [(r["step"], r[key]) for r in records if isinstance(r.get(key), (int, float))]
               for key, label in PLOTTED.items()}
@@ -67,6 +68,7 @@ def plot_curriculum(records: list[dict[str, Any]], path: str | Path, title: str 
     for label, points in curves.items():
         axis.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=label)
     axis.set_xlabel("optimizer step")
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no tick at 1.2
     axis.set_ylim(-0.05, 1.15)
     axis.set_title(title)
     axis.legend(loc="best", fontsize=8)
