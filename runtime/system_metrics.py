@@ -1,11 +1,13 @@
-"""MLflow system metrics on the runs of stages that train or generate: CPU, memory, disk, network, GPU.
+"""MLflow system metrics on the runs of stages that train: CPU, memory, disk, network, GPU.
 
 MLflow's ``SystemMetricsMonitor`` samples the machine on a thread (psutil for CPU, memory,
 disk and network; NVML through ``pynvml``, which the GPU install brings, for each GPU's
 utilization and memory) and logs ``system/...`` metrics to one run by its id, so a slow
 step can be read beside the loss. It samples the whole machine, so the trainer's own
 process (``accelerate launch``) is measured from the flow's process. The interval is an
-operational setting (``tracking.system_metrics_interval_s``; 0 turns it off).
+operational setting (``tracking.system_metrics_interval_s``; 0 turns it off). Only the training
+stages log them: on an evaluation run, MLflow's charts and its compare view would open on the
+machine's CPU curve instead of the run's own numbers.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-MONITORED_STAGES = ("data", "sft", "rejection", "grpo", "evaluation")  # they train or generate
+MONITORED_STAGES = ("sft", "grpo")  # they train
 
 
 @contextmanager

@@ -179,11 +179,11 @@ def trained_run(run: ArtifactRef) -> TrainedRun:
 
 
 def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: str | None = None) -> list[dict]:
-    """Per-step curves (``<stage>/...``), result numbers, the metrics file and the training set (a parquet file) as the
-    run's ``training`` dataset input; tags: where the run started, its key and the distributed type its trainer
-    used (``FSDP``, ``DEEPSPEED``, ``MULTI_CPU`` …, as ``result.json`` records it); returns the per-step records
-    (checkpoints: ``log_checkpoints``)."""
-    from components.training.report import metric_series
+    """Per-step curves (``<stage>/...``), result numbers (those the curves do not hold already: one key per
+    number), the metrics file and the training set (a parquet file) as the run's ``training`` dataset input; tags:
+    where the run started, its key and the distributed type its trainer used (``FSDP``, ``DEEPSPEED``,
+    ``MULTI_CPU`` …, as ``result.json`` records it); returns the per-step records (checkpoints: ``log_checkpoints``)."""
+    from components.training.report import metric_series, mlflow_key
     from components.training.runner import read_metrics
     from runtime import tracking
 
@@ -193,9 +193,12 @@ def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: s
     tracking.set_tags(run, {f"polyreason.{stage}.start": summary.get("start", "unknown"),
                             f"polyreason.{stage}.run_key": summary.get("run_key") or "none",
                             f"polyreason.{stage}.distributed_type": summary.get("distributed_type", "unknown")})
-    tracking.log_metric_series(run, metric_series(records, stage))
-    tracking.log_metrics(run, {f"{stage}/result/{key}": value for key, value in trained.run.summary.items()
-                               if isinstance(value, (int, float)) and not isinstance(value, bool)})
+    series = metric_series(records, stage)
+    tracking.log_metric_series(run, series)
+    curves = {key for row in series for key in row}  # trl's end-of-training numbers are in its log already
+    tracking.log_metrics(run, {f"{stage}/result/{key}": value for key, value in summary.items()
+                               if isinstance(value, (int, float)) and not isinstance(value, bool)
+                               and mlflow_key(key, stage) not in curves})
     tracking.log_artifact(run, out / "metrics.jsonl", stage)
     if dataset is not None and dataset.endswith(".parquet"):
         import pandas as pd

@@ -158,10 +158,12 @@ def grouped_trainer_class() -> type:
     from trl import GRPOTrainer
 
     class GroupedGRPOTrainer(GRPOTrainer):
-        """Lays out groups with ``layout`` and logs per-language advantage and reward means (``coupling/*``)."""
+        """Lays out groups with ``layout`` and, with ``log_languages`` (coupled groups), logs per-language advantage
+        and reward means (``coupling/*``); uncoupled, nothing is logged for a feature that is off."""
 
-        def __init__(self, *args: Any, layout: GroupLayout, **kwargs: Any) -> None:
+        def __init__(self, *args: Any, layout: GroupLayout, log_languages: bool = True, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            self.log_languages = log_languages
             if self.use_vllm and self.args.vllm_mode == "server" and layout.group_size != layout.rollouts:
                 raise ValueError("coupled groups need vllm_mode 'colocate' (server mode assumes one prompt per group)")
             self.layout = layout
@@ -180,7 +182,8 @@ def grouped_trainer_class() -> type:
 
         def _generate_and_score_completions(self, inputs):
             output = super()._generate_and_score_completions(inputs)
-            self._log_languages(inputs, output["advantages"])
+            if self.log_languages:
+                self._log_languages(inputs, output["advantages"])
             return output
 
         def _log_languages(self, inputs: list[dict], advantages: Any) -> None:

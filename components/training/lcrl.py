@@ -8,9 +8,8 @@ or the prompt), the group layout follows ``grpo.coupling``
 the search tool loop (``components.training.search_loop``) over the retrieval
 index named in ``grpo.lcrl.retrieval.index`` — built here under
 ``<out>/retrieval-index`` when the stage runs without one. Without coupling and
-search the trainer samples and normalizes exactly as trl's ``GRPOTrainer``
-(and adds per-language ``coupling/advantage/<lang>`` and
-``coupling/reward/<lang>`` curves).
+search the trainer samples and normalizes exactly as trl's ``GRPOTrainer``; coupled, it
+adds per-language ``coupling/advantage/<lang>`` and ``coupling/reward/<lang>`` curves.
 """
 
 from __future__ import annotations
@@ -78,4 +77,4 @@ def grouped_trainer(settings: Any, rows: list[dict], raw_rows: list[dict], out_d
     if settings.lcrl is not None:
         rollout = search_rollout(settings, rows, Path(out_dir), args.max_completion_length)
     return grouped_trainer_class()(train_dataset=Dataset.from_list(rows), layout=layout, rollout_func=rollout,
-                                   **kwargs)
+                                   log_languages=coupling.mode != "none", **kwargs)

@@ -25,7 +25,7 @@ def scripted_reward(prompts, completions, **kwargs):
     return list(REWARDS[: len(completions)])
 
 
-def make_trainer(tiny_model_dir, tmp_path, layout=None):
+def make_trainer(tiny_model_dir, tmp_path, layout=None, log_languages=True):
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -37,7 +37,8 @@ def make_trainer(tiny_model_dir, tmp_path, layout=None):
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, padding_side="left")
     kwargs = dict(model=model, reward_funcs=scripted_reward, args=args, train_dataset=Dataset.from_list(ROWS),
                   processing_class=tokenizer)
-    trainer = grouped_trainer_class()(layout=layout, **kwargs) if layout else GRPOTrainer(**kwargs)
+    trainer = grouped_trainer_class()(layout=layout, log_languages=log_languages, **kwargs) if layout \
+        else GRPOTrainer(**kwargs)
     trainer.model.train()  # trl reads the training-mode group size only in train mode
     return trainer
 
@@ -60,10 +61,14 @@ def test_uncoupled_batch_matches_trl(plain, tiny_model_dir, tmp_path):
     batch = first_batch(plain)
     expected = group_advantages(REWARDS, [f"{r['id']}/{r['lang']}" for r in batch])
     assert advantages(plain, batch) == pytest.approx(expected, abs=1e-5)
-    ours = make_trainer(tiny_model_dir, tmp_path, plan_layout(ROWS, "none", "group", "id", None, 2, 8))
+    ours = make_trainer(tiny_model_dir, tmp_path, plan_layout(ROWS, "none", "group", "id", None, 2, 8),
+                        log_languages=False)  # as components.training.lcrl builds it uncoupled
     assert list(ours._get_train_sampler()) == list(plain._get_train_sampler())  # same order as trl's sampler
     assert advantages(ours, batch) == pytest.approx(expected, abs=1e-5)
-    assert set(k for k in ours._metrics["train"] if k.startswith("coupling/")) == {
+    assert not [k for k in ours._metrics["train"] if k.startswith("coupling/")]  # coupling off: nothing logged
+    logging = make_trainer(tiny_model_dir, tmp_path, plan_layout(ROWS, "none", "group", "id", None, 2, 8))
+    advantages(logging, batch)
+    assert set(k for k in logging._metrics["train"] if k.startswith("coupling/")) == {
         "coupling/advantage/en", "coupling/advantage/fr", "coupling/reward/en", "coupling/reward/fr"}
 
 

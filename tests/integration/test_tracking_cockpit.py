@@ -43,15 +43,18 @@ def test_a_run_link_opens_the_model_training_view():
     assert tracking.run_url(ref) == "http://127.0.0.1:5000/#/experiments/3/runs/abc?workflowType=machine_learning"
 
 
-def test_training_and_generation_runs_log_system_metrics_at_the_set_interval(tmp_path):
+def test_training_runs_alone_log_system_metrics_at_the_set_interval(tmp_path):
     import time
 
     settings = TrackingSettings(experiment="system", system_metrics_interval_s=0.5)
-    with tracking.stage_run(settings, tmp_path, "demo-recipe", stage="recipe") as recipe:
-        with tracking.stage_run(settings, tmp_path, "demo-sft", stage="sft", parent=recipe) as sft:
+    with tracking.stage_run(settings, tmp_path, "recipe · demo", stage="recipe") as recipe:
+        with tracking.stage_run(settings, tmp_path, "sft · demo", stage="sft", parent=recipe) as sft:
             time.sleep(1.8)
+        with tracking.stage_run(settings, tmp_path, "base evaluation · demo", stage="evaluation",
+                                parent=recipe) as evaluation:
+            time.sleep(1.0)
         off = settings.model_copy(update={"system_metrics_interval_s": 0})
-        with tracking.stage_run(off, tmp_path, "demo-evaluation", stage="evaluation", parent=recipe) as quiet:
+        with tracking.stage_run(off, tmp_path, "grpo · demo", stage="grpo", parent=recipe) as quiet:
             time.sleep(1.0)
     client = tracking.client(sft.tracking_uri)
     measured = client.get_run(sft.run_id).data.metrics
@@ -59,6 +62,7 @@ def test_training_and_generation_runs_log_system_metrics_at_the_set_interval(tmp
     assert len(client.get_metric_history(sft.run_id, "system/cpu_utilization_percentage")) >= 2  # every 0.5 s
     assert not [k for k in client.get_run(recipe.run_id).data.metrics if k.startswith("system/")]  # no work of its own
     assert not [k for k in client.get_run(quiet.run_id).data.metrics if k.startswith("system/")]  # turned off
+    assert not [k for k in client.get_run(evaluation.run_id).data.metrics if k.startswith("system/")]  # no training
 
 
 def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
