@@ -73,13 +73,43 @@ def down(project_dir: Path = PROJECT_OPTION) -> None:
         typer.echo(f"left running: {server} (it ends with its command)")
 
 
-def status(project_dir: Path = PROJECT_OPTION) -> None:
-    """Say what runs: each server's PID, health and URL."""
-    import json
-
+def status(project_dir: Path = PROJECT_OPTION,
+           as_json: bool = typer.Option(False, "--json", help="Print the state as JSON and nothing else.")) -> None:
+    """Say what runs: each server's URL, PID and health, and the workers serving each work pool."""
     from cli.stack import status as stack_status
 
-    typer.echo(json.dumps(stack_status(project_dir), indent=2))
+    state = stack_status(project_dir)
+    prefect = state.get("servers", {}).get("prefect", {})
+    if prefect.get("healthy"):
+        state["workers"] = pool_workers(f"{prefect['url']}/api")
+    typer.echo(json.dumps(state, indent=2) if as_json else status_text(state, project_dir))
+
+
+def pool_workers(api_url: str) -> dict[str, list[str]]:
+    """Work pool -> the workers Prefect counts as online there (each polls its pool and sends heartbeats)."""
+    from prefect import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+        return {pool.name: [w.name for w in client.read_workers_for_work_pool(pool.name)
+                            if str(w.status).upper().endswith("ONLINE")] for pool in client.read_work_pools()}
+
+
+def status_text(state: dict, project_dir: Path) -> str:
+    """``status`` for a person: a line per server, then a line per work pool with its workers, then what to do."""
+    if not state.get("running") and not state.get("servers"):
+        return f"nothing runs for {project_dir.resolve()}; start it: polyreason up"
+    lines = [f"{name:<8} {s['url']}  pid {s['pid']}, {'healthy' if s['healthy'] else 'NOT answering'}"
+             + ("" if s["alive"] else " (process gone)") for name, s in state["servers"].items()]
+    workers = state.get("workers")
+    if workers is None:
+        return "\n".join([*lines, "workers  unknown: the Prefect server does not answer"])
+    for pool, names in sorted(workers.items()):
+        served = f"{len(names)} worker(s) online" if names else f"no worker: polyreason worker --pool {pool}"
+        lines.append(f"pool     {pool}: {served}")
+    if not workers:
+        lines.append("pools    none yet: polyreason deploy")
+    return "\n".join(lines)
 
 
 def _require_server(project_dir: Path, command: str) -> None:

@@ -52,3 +52,22 @@ def test_without_its_own_line_a_command_says_what_was_kept_and_how_to_resume(fre
     line, code = interrupts.finish()
     assert line.startswith("polyreason: interrupted by SIGTERM; kept every finished step (cached)")
     assert "resume with: polyreason" in line and code == 143
+
+
+def test_status_says_each_server_and_each_pool_s_workers_in_a_line():
+    from pathlib import Path
+
+    from cli.cockpit import status_text
+
+    servers = {"prefect": {"pid": 11, "alive": True, "healthy": True, "url": "http://127.0.0.1:4200"},
+               "mlflow": {"pid": 12, "alive": False, "healthy": False, "url": "http://127.0.0.1:5000"}}
+    text = status_text({"running": False, "servers": servers, "workers": {"polyreason": ["w1"], "gpu": []}},
+                       Path("."))
+    assert text.splitlines() == [
+        "prefect  http://127.0.0.1:4200  pid 11, healthy",
+        "mlflow   http://127.0.0.1:5000  pid 12, NOT answering (process gone)",
+        "pool     gpu: no worker: polyreason worker --pool gpu",
+        "pool     polyreason: 1 worker(s) online"]
+    assert status_text({"running": False}, Path("/p")).startswith("nothing runs for /p; start it: polyreason up")
+    assert status_text({"running": False, "servers": servers}, Path(".")).endswith(
+        "workers  unknown: the Prefect server does not answer")
