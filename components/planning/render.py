@@ -55,7 +55,10 @@ def problem_text(plan: Plan) -> str:
 
 def markdown(plan: Plan) -> str:
     """The plan as a markdown document (the Prefect artifact and the MLflow artifact)."""
-    out = [f"# Plan of `{plan.profile}`", "", f"*Estimates on {plan.gpu}: {ESTIMATE_NOTE}.*", ""]
+    estimated = any(stage.estimate is not None for stage in plan.stages)
+    note = f"Estimates on {plan.gpu}: {ESTIMATE_NOTE}." if estimated else \
+        "No GPU-hours estimate: no stage of this plan runs on a GPU."
+    out = [f"# Plan of `{plan.profile}`", "", f"*{note}*", ""]
     for stage in plan.stages:
         out += [f"## {stage.stage}", "", f"Runs in {stage.where}.", "", "| | |", "|---|---|"]
         out += [f"| {label} | {_cell(value)} |" for label, value in stage_rows(stage)]
