@@ -8,22 +8,28 @@ the numbers on the Prefect page are exactly the MLflow run's:
 * ``language_table(metrics)``: one row per metric of an MLflow run (its latest
   values), one column per language (the key segment that is an ISO 639-1 code
   lingua detects, or a cell of several languages: ``overall`` and the groups of
-  ``components.metrics.aggregate``), and a ``value`` column for metrics logged
-  without a language (a loss, a count). A metric's companions are folded into its
+  ``components.metrics.aggregate``, which come first), and a ``value`` column for metrics
+  logged without a language (a loss, a count; in ``overall`` when the table has that column). A metric's companions are folded into its
   cell, never shown as rows of their own: ``<m>_stderr`` and ``<m>_n`` (one
   standard error, the number of independent units: problems) and, for a comparison's
   delta ``<m>_delta``, its paired 95% interval ``_delta_low``/``_delta_high``, the
   ``_delta_significant`` mark and ``<m>_n_both``, the units both models were judged on.
-* ``recipe_summary(...)``: the recipe's markdown: where its MLflow run is, the
-  comparison of its models to the baseline (``components.comparison``'s rows,
-  each value with its interval and n, each delta with its paired interval and n_both),
-  and the registered version.
+* ``recipe_summary(...)``: the recipe's markdown: the registered version and where its
+  MLflow run is, then the headline (the in-domain languages' LCPR, then accuracy) and every
+  compared metric: ``components.comparison``'s rows, each value with its interval and n, each
+  delta with its paired interval and n_both, one narrow table per metric (a row per model).
+* ``nightly_summary(...)``: a nightly evaluation of a registered version against the version's
+  previous evaluation, the same way.
 
 >>> rows = language_table({"evaluation/mgsm/fr/accuracy": 0.5, "evaluation/mgsm/fr/accuracy_stderr": 0.25,
 ...                        "evaluation/mgsm/fr/accuracy_n": 4, "evaluation/mgsm/load_errors": 0})
 >>> rows  # doctest: +NORMALIZE_WHITESPACE
 [{'metric': 'evaluation/mgsm/accuracy', 'value': '', 'fr': '0.5 ±0.25 (n 4)'},
  {'metric': 'evaluation/mgsm/load_errors', 'value': '0', 'fr': ''}]
+>>> language_table({"evaluation/mgsm/fr/lcpr": 1.0, "evaluation/mgsm/in_domain/lcpr": 1.0,
+...                 "evaluation/mgsm/overall/lcpr": 0.5, "evaluation/mgsm/load_errors": 0})  # doctest: +NORMALIZE_WHITESPACE
+[{'metric': 'evaluation/mgsm/lcpr', 'in_domain': '1', 'overall': '0.5', 'fr': '1'},
+ {'metric': 'evaluation/mgsm/load_errors', 'in_domain': '', 'overall': '0', 'fr': ''}]
 """
 
 from __future__ import annotations
@@ -103,8 +109,26 @@ def cell_text(value: float, parts: Mapping[str, float]) -> str:
     return text
 
 
+LEADING = ("lcpr", "accuracy", "reward", "loss")  # a table's first rows: the numbers a person looks for first
+HIDDEN = ("system/",)  # the machine's samples: MLflow's system-metrics charts show them, not a table
+
+
+def row_order(metric: str) -> tuple[int, str]:
+    """Rows ordered with the headline metrics first (``LEADING``), then by name.
+
+    >>> sorted(["evaluation/mgsm/ttc", "evaluation/mgsm/lcpr", "evaluation/mgsm/accuracy"], key=row_order)
+    ['evaluation/mgsm/lcpr', 'evaluation/mgsm/accuracy', 'evaluation/mgsm/ttc']
+    """
+    last = metric.rsplit("/", 1)[-1]
+    return (LEADING.index(last) if last in LEADING else len(LEADING), metric)
+
+
 def language_table(metrics: Mapping[str, float]) -> list[dict[str, str]]:
-    """The rows of a run's metrics table (see the module docstring), every row with every column."""
+    """The rows of a run's metrics table (see the module docstring), every row with every column: the cells of
+    several languages first (``in_domain``, the headline, then ``overall`` …), then each language, so the headline
+    shows at the left of a narrow page; a metric without a language goes in ``overall`` when the table has that
+    column (a count over the whole benchmark), else in ``value``; ``system/*`` samples are left to MLflow."""
+    metrics = {key: value for key, value in metrics.items() if not key.startswith(HIDDEN)}
     parts: dict[str, dict[str, float]] = {}
     for key, value in metrics.items():
         found = companion_of(key, metrics)
@@ -116,29 +140,62 @@ def language_table(metrics: Mapping[str, float]) -> list[dict[str, str]]:
             row, column = split_key(key)
             cells.setdefault(row, {})[column] = cell_text(metrics[key], parts.get(key, {}))
     found_columns = {column for row in cells.values() for column in row}
+    if "overall" in found_columns and VALUE in found_columns:
+        for row in cells.values():
+            if VALUE in row and "overall" not in row:
+                row["overall"] = row.pop(VALUE)
+        found_columns = {column for row in cells.values() for column in row}
+    groups = [g for g in ("in_domain", "overall", *GROUPS) if g in found_columns]
     languages = sorted(c for c in found_columns if c not in GROUPS and c != VALUE)
-    columns = [VALUE, *languages, *(g for g in GROUPS if g in found_columns)]
-    return [{"metric": row, **{column: cells[row].get(column, "") for column in columns}} for row in sorted(cells)]
+    columns = [*([VALUE] if VALUE in found_columns else []), *dict.fromkeys(groups), *languages]
+    return [{"metric": row, **{column: cells[row].get(column, "") for column in columns}}
+            for row in sorted(cells, key=row_order)]
 
 
-def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
-    """The comparison's rows as markdown: one table per metric, a line per (benchmark, language), a column per
-    model (``components.comparison``'s texts: value [interval] (n), delta with its paired interval (n_both))."""
+def headline_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The metrics a summary leads with: LCPR (the reasoning's language), then the accuracy the reports lead with.
+
+    >>> headline_names([{"headline": "pass_at_4", "lcpr": 0.5, "pass_at_4": 0.25}])
+    ['lcpr', 'pass_at_4']
+    """
+    names = ["lcpr", *dict.fromkeys(str(r.get("headline") or "accuracy") for r in rows)]
+    return [name for name in dict.fromkeys(names) if any(r.get(name) is not None for r in rows)]
+
+
+def metric_table(rows: Sequence[Mapping[str, Any]], name: str, against: str) -> list[str]:
+    """One metric as markdown lines: a row per benchmark, language and model, five narrow columns (value with its
+    interval and n; the delta with its paired interval and n_both), so the table fits a page's width."""
+    measured = [r for r in rows if r.get(name) is not None]
+    if not measured:
+        return []
+    out = ["", f"**{name}**", "", f"| benchmark | lang | model | value [95% interval] (n) | Δ to {against} (n_both) |",
+           "|---|---|---|---|---|"]
+    for row in measured:
+        delta = delta_text(row, name).removeprefix("Δ ") or "-"
+        out.append(f"| {row['benchmark']} | {row['lang']} | {row['model']} | {value_text(row, name)} | {delta} |")
+    return out
+
+
+def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str,
+                        names: Sequence[str] | None = None) -> str:
+    """The comparison's rows as markdown: the legend, then one table per metric (``names``: these, in this order;
+    default every compared metric), ``components.comparison``'s texts in each cell."""
     models = list(dict.fromkeys(r["model"] for r in rows))
-    names = list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
+    names = names or list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
+    against = "the model before" if baseline == PREVIOUS else baseline
     out = [LEGEND.format(baseline=baseline_text(models, baseline))]
     for name in names:
-        cells = list(dict.fromkeys((r["benchmark"], r["lang"]) for r in rows if r.get(name) is not None))
-        if not cells:  # a metric of another kind of benchmark
-            continue
-        out += ["", f"**{name}**", "", "| benchmark | lang | " + " | ".join(models) + " |",
-                "|---|---|" + "---|" * len(models)]
-        for bench, lang in cells:
-            found = {r["model"]: r for r in rows if (r["benchmark"], r["lang"]) == (bench, lang)}
-            texts = [" ".join(filter(None, (value_text(found[m], name), delta_text(found[m], name))))
-                     if m in found else "-" for m in models]
-            out.append(f"| {bench} | {lang} | " + " | ".join(texts) + " |")
+        out += metric_table(rows, name, against)
     return "\n".join(out)
+
+
+def headline_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows of the languages a summary leads with: the in-domain group, else ``overall``, else every row."""
+    for group in ("in_domain", "overall"):
+        picked = [r for r in rows if r["lang"] == group]
+        if picked:
+            return picked
+    return list(rows)
 
 
 def registered_text(registered: Mapping[str, Any] | None) -> str:
@@ -159,8 +216,34 @@ def registered_text(registered: Mapping[str, Any] | None) -> str:
 
 def recipe_summary(profile: str, run_link: str, rows: Sequence[Mapping[str, Any]] | None, baseline: str,
                    registered: Mapping[str, Any] | None) -> str:
-    """The recipe's markdown summary: its MLflow run, the comparison to ``baseline`` and the registered version."""
-    comparison = comparison_markdown(rows, baseline) if rows else "no models were evaluated"
+    """The recipe's markdown summary: the registered version and the MLflow run, the headline (in-domain LCPR, then
+    accuracy, each model against ``baseline``), then every compared metric and language."""
     against = "the model before each" if baseline == PREVIOUS else baseline
-    return "\n".join([f"# Recipe {profile}", "", f"MLflow run: {run_link}", "", f"## Compared to {against}", "",
-                      comparison, "", "## Registered", "", registered_text(registered), ""])
+    head = [f"# Recipe {profile}", "", f"Registered: {registered_text(registered)}", "", f"MLflow run: {run_link}"]
+    if not rows:
+        return "\n".join([*head, "", "no models were evaluated", ""])
+    top = headline_rows(rows)
+    group = top[0]["lang"] if len(top) < len(rows) else "every language"
+    return "\n".join([*head, "", f"## Headline: {group}, compared to {against}", "",
+                      comparison_markdown(top, baseline, headline_names(top)), "",
+                      f"## Every metric and language, compared to {against}", "", comparison_markdown(rows, baseline),
+                      ""])
+
+
+def nightly_summary(reference: str, day: str, run_link: str, model_link: str, previous: Mapping[str, Any] | None,
+                    rows: Sequence[Mapping[str, Any]] | None) -> str:
+    """A nightly evaluation of one registered version: which version, its MLflow run and logged model, and its
+    metrics against the version's previous evaluation (``previous``: its ``label`` and ``link``), deltas with their
+    paired intervals; without a previous evaluation, its metrics alone."""
+    head = [f"# Nightly {day}: `{reference}`", "", f"Version evaluated: `{reference}`, logged model {model_link}", "",
+            f"MLflow run: {run_link}", ""]
+    if previous is None:
+        head += ["No earlier evaluation of this version: nothing to compare with.", ""]
+    else:
+        head += [f"Compared to its previous evaluation ({previous['label']}: {previous['link']}).", ""]
+    if not rows:
+        return "\n".join([*head, "(no metrics)", ""])
+    baseline = next(iter(dict.fromkeys(r["model"] for r in rows)))
+    top = headline_rows(rows)
+    return "\n".join([*head, comparison_markdown(top, baseline, headline_names(top)), "",
+                      "Every metric and language: the MLflow run.", ""])
