@@ -27,6 +27,9 @@ marked lines (``MarkedLines``) and reports them on its own logger.
 ('sft', 'sft: step 1/2', False)
 >>> unmark("Some other line of the trainer") is None
 True
+
+A wait longer than ``WAIT_S`` seconds says what it waits for while it lasts (``waiting``: a model
+converted once, a generation batch running on a CPU).
 """
 
 from __future__ import annotations
@@ -84,12 +87,14 @@ def _value(values: Mapping[str, float]) -> str | None:
 
 
 def training_line(stage: str, step: int, total: int, values: Mapping[str, float], *, elapsed_s: float,
-                  steps_done: int) -> str:
-    """``sft: step 8/16, loss 1.235, 40s left`` (the time left from this run's pace: ``steps_done`` in ``elapsed_s``)."""
+                  steps_done: int, values_step: int | None = None) -> str:
+    """``sft: step 8/16, loss 1.235, 40s left`` (the time left from this run's pace: ``steps_done`` in ``elapsed_s``);
+    ``values_step``: the step the values were logged at, named when it is not ``step`` (``loss 1.235 at step 7``)."""
     parts = [f"step {step}/{total}" if total > 0 else f"step {step}"]
     shown = _value(values)
     if shown:
-        parts.append(shown)
+        stale = values_step is not None and values_step != step
+        parts.append(f"{shown} at step {values_step}" if stale else shown)
     if total > 0 and step >= total:
         parts.append(f"done in {duration(elapsed_s)}")
     elif total > 0 and steps_done > 0:
@@ -147,6 +152,7 @@ class GenerationProgress:
         self.label, self.total = label, total
         self.done = self.tokens = 0
         self.seconds = 0.0
+        self.busy = False  # inside ``running``
 
     def start(self) -> None:
         """Say that the generation has begun, before its first batch: loading a model and a first batch can take
@@ -160,7 +166,57 @@ class GenerationProgress:
         report(f"generate {self.label}", line, final=self.done >= self.total)
 
 
+    @contextmanager
+    def running(self, prompts: int) -> Iterator[None]:
+        """Around one backend call of ``prompts`` prompts: while it lasts, the line says so every ``WAIT_S`` seconds
+        (a CPU batch can take minutes); inside another call's block (a chunk that batches again), nothing more."""
+        if self.busy:
+            yield
+            return
+        self.busy = True
+        base = generation_line(self.label, self.done, self.total, tokens=self.tokens, seconds=self.seconds)
+        try:
+            with waiting(f"generate {self.label}", f"{base}; generating {prompts} prompt(s)", at_start=False):
+                yield
+        finally:
+            self.busy = False
+
+
 _GENERATION: ContextVar[GenerationProgress | None] = ContextVar("polyreason_generation", default=None)
+WAIT_S = 10.0  # a wait longer than this says what it waits for, again every WAIT_S seconds
+
+
+@contextmanager
+def waiting(key: str, line: str, every_s: float | None = None, done: str | None = None,
+            at_start: bool = True) -> Iterator[None]:
+    """Say ``line`` now and, while the block runs, every ``every_s`` seconds with the time spent so far
+    (``line, 20s so far``), on progress line ``key``: a long wait names what it waits for. The repeats come from a
+    thread that runs in a copy of this context, so they reach the same handlers (a Prefect run's log too).
+    ``done``: the line's last word when the block ends well, with how long it took (``done in 1m05s``);
+    ``at_start`` false: nothing is said unless the wait lasts ``every_s`` (a short wait says nothing)."""
+    import contextvars
+    import threading
+    import time
+
+    interval = WAIT_S if every_s is None else every_s
+    stop, started = threading.Event(), time.monotonic()
+    if at_start:
+        report(key, line)
+
+    def repeat() -> None:
+        while not stop.wait(interval):
+            report(key, f"{line}, {duration(time.monotonic() - started)} so far")
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(repeat,), daemon=True,
+                              name=f"progress {key}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+    if done:
+        report(key, f"{done} in {duration(time.monotonic() - started)}", final=True)
 
 
 @contextmanager

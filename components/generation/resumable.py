@@ -191,8 +191,9 @@ def generate_into_journals(
         for begin in range(0, len(pending), chunk):
             part = pending[begin : begin + chunk]
             before, spent = progress.done, backend.seconds
-            samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling,
-                                                              stop=stop))
+            with progress.running(len(part)):
+                samples = backend.call(lambda: generator.generate([jobs[j].prompts[i] for j, i in part], sampling,
+                                                                  stop=stop))
             for j in sorted({j for j, _ in part}):
                 tokens[j] += _journal_chunk(jobs[j], adopted[j][0], part, samples, j, stop)
             if progress.done == before:  # a backend that does not batch through run_batches: the chunk is the step
