@@ -30,7 +30,7 @@ from components.settings import Profile, ProfileError
 from flows.commands import COMMANDS, sections_for, trained_sections
 from runtime.flow_artifacts import results_on_started_run
 from runtime.flow_names import entry_run_name
-from runtime.plans import checked_plan, publish_plan
+from runtime.plans import checked_plan, publish_plan, refused
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,15 +67,6 @@ def chosen_profile(profile: str, overrides: list[str], advanced_profile: Profile
     return chosen.model_copy(update={"project_dir": str(Path(project).resolve())})
 
 
-def refused(message: str):
-    """The flow run's end for settings that cannot run: the message in its log and its Failed state, no traceback."""
-    from prefect import get_run_logger
-    from prefect.states import Failed
-
-    get_run_logger().error(message)
-    return Failed(message=message)
-
-
 def entry_flow(command: str):
     """The UI entry of ``polyreason <command>``."""
     runner, help_text = COMMANDS[command]
@@ -97,7 +88,9 @@ def entry_flow(command: str):
         profile: A profile of the profiles folder: the experiment to run.
         overrides: Dotted key=value changes to the profile, e.g. grpo.max_steps=10 or
             evaluation.benchmarks.0.limit=20 (values are read as YAML).
-        advanced_profile: A whole profile instead of a file (then ``profile`` is ignored); the same checks apply.
+        advanced_profile: Optional; leave it at None (the form then says 'Property is type "None"') to run the
+            profile chosen above. Switch its type to Profile to type a whole profile instead of a file (then
+            ``profile`` is ignored); the same checks apply.
     """
     return flow(name=command, log_prints=True, flow_run_name=entry_run_name(command))(run)
 

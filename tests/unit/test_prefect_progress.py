@@ -33,3 +33,23 @@ def test_outside_a_prefect_run_nothing_is_logged(caplog):
     record = logging.LogRecord("polyreason.progress", logging.INFO, __file__, 1, "sft: step 1/2", None, None)
     handler.emit(record)  # no run context: a no-op, no error
     assert "sft: step 1/2" not in caplog.text
+
+
+def test_a_refusal_drops_the_engine_traceback_of_its_own_failed_state_only():
+    import logging
+
+    from prefect.exceptions import FailedRun
+
+    from runtime.plans import RefusalShown
+
+    refusal = RefusalShown("profiles/x.yaml: 1 invalid setting(s)\n  - grpo.learning_rat: neither a field")
+
+    def record(error):
+        return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1,
+                                 "Engine execution exited with unexpected exception", None,
+                                 (type(error), error, None))
+
+    assert not refusal.filter(record(FailedRun(refusal.message)))  # Prefect repeating the refusal: dropped
+    assert refusal.filter(record(FailedRun("another run failed")))  # any other failure keeps its traceback
+    assert refusal.filter(record(RuntimeError(refusal.message)))
+
