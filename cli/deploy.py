@@ -7,8 +7,9 @@
   asks for a profile (drop-down), overrides and optionally a whole profile;
 * ``nightly-evaluation/<profile>`` for every profile with a ``nightly`` section whose
   registered model exists on its tracking server (or every one, with
-  ``all_nightlies``: ``polyreason deploy --all-nightlies``), on its cron schedule; a
-  nightly of a model nobody registered would only fail every night;
+  ``all_nightlies``: ``polyreason deploy --all-nightlies``), on its cron schedule (its line
+  says the cron and the next run, in UTC); a nightly of a model nobody registered would
+  only fail every night;
 * for every profile that places stages on work pools (``placement: {data:
   gpu-inference, grpo: gpu-train}``), the stage flows on those pools
   (``polyreason-data/gpu-inference`` …), which the recipe runs with
@@ -173,12 +174,27 @@ def deploy(project_dir: str | Path, pool: str = "polyreason", profiles_dir: str 
     for command in COMMAND_ENTRIES:
         done.append(deploy_command(command, profiles, pool, env, project))
     for p in nightlies:
-        done.append(_deploy("flows/nightly.py:nightly_evaluation", p.name, pool, env, cron=p.nightly.cron,
-                            parameters={"profile": p.name}, description=f"nightly re-evaluation of {p.name}'s models"))
+        deployed = _deploy("flows/nightly.py:nightly_evaluation", p.name, pool, env, cron=p.nightly.cron,
+                           parameters={"profile": p.name}, description=f"nightly re-evaluation of {p.name}'s models")
+        done.append(f"{deployed}: {schedule_text(p.nightly.cron)}")
     for stage, where in sorted(placed):
         for entry in (STAGE_ENTRIES[stage], *ALSO_PLACED.get(stage, ())):
             done.append(_deploy(entry, where, where, env, description=f"{stage} stage on pool {where}"))
     return done, skipped
+
+
+def schedule_text(cron: str) -> str:
+    """What a nightly's schedule means: its cron line and its next run, in UTC (as Prefect schedules it).
+
+    >>> schedule_text("0 2 * * *").startswith("cron '0 2 * * *' (UTC), next run ")
+    True
+    """
+    import asyncio
+
+    from prefect.server.schemas.schedules import CronSchedule
+
+    (upcoming,) = asyncio.run(CronSchedule(cron=cron, timezone="UTC").get_dates(1))
+    return f"cron '{cron}' (UTC), next run {upcoming.strftime('%Y-%m-%d %H:%M')} UTC"
 
 
 def worker_command(pool: str) -> list[str]:

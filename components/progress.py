@@ -109,15 +109,16 @@ def generation_line(label: str, done: int, total: int, *, tokens: int, seconds: 
 
 
 def stage_label(run_name: str, stage: str) -> str:
-    """``evaluation base`` for ``cpu-demo-evaluation-base``, ``sft`` for ``cpu-demo-sft``.
+    """``evaluation base`` for ``base evaluation · cpu-demo``, ``sft`` for ``sft · cpu-demo`` (what the run is: its
+    name's first part, the stage first, as the progress lines of a stage start).
 
-    >>> stage_label("cpu-demo-evaluation-base", "evaluation"), stage_label("tiny-recipe-recipe", "recipe")
+    >>> stage_label("base evaluation · cpu-demo", "evaluation"), stage_label("recipe · tiny", "recipe")
     ('evaluation base', 'recipe')
     """
-    marker = f"-{stage}-"
-    if run_name.endswith(f"-{stage}") or marker not in run_name:
+    what = run_name.split(" · ", 1)[0]
+    if what == stage or not what.endswith(f" {stage}"):
         return stage
-    return f"{stage} {run_name.rsplit(marker, 1)[1]}"
+    return f"{stage} {what.removesuffix(f' {stage}')}"
 
 
 def report_stage(label: str, seconds: float, cached: bool | None) -> None:

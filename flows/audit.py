@@ -15,7 +15,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef
@@ -68,7 +68,7 @@ def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None,
     """Run every audit step on the profile's generations (or the evaluation's); returns the audit's figures."""
     profile, project = prepared(profile)
     settings = require(profile, "audit")
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-audit", stage="audit",
+    with tracking.stage_run(profile.tracking, project, subject("audit", profile.name), stage="audit",
                             params=flatten(settings, "audit."), parent=parent) as run:
         generations = audited_generations(profile, evaluation, project)
         table = stress_table_ref(settings.stress_table)

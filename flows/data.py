@@ -18,7 +18,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -59,7 +59,7 @@ def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
     """Build the SFT set; returns it with the step reports."""
     profile, project = prepared(profile)
     data = require(profile, "data")
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-data", stage="data",
+    with tracking.stage_run(profile.tracking, project, subject("data", profile.name), stage="data",
                             params=flatten(data, "data."), parent=parent) as run:
         build = written_sft_set if data.traces.from_file else generated_sft_set
         report, states = build(profile, run, project)

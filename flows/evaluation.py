@@ -23,7 +23,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
@@ -94,9 +94,11 @@ def evaluate_benchmark(run: RunRef, bench: PreparedBenchmark, section: Evaluatio
 
 @flow(name="polyreason-evaluation", flow_run_name=stage_run_name("evaluation"), persist_result=True)
 def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: RunRef | None = None,
-                    run_tags: dict[str, str] | None = None, logged_model: str | None = None) -> EvaluationOutputs:
+                    run_tags: dict[str, str] | None = None, logged_model: str | None = None,
+                    title: str | None = None) -> EvaluationOutputs:
     """Generate and score every benchmark of ``profile.evaluation`` with one model (``run_tags`` go on its run;
-    ``logged_model``: the MLflow logged model of those weights, when a stage logged one)."""
+    ``logged_model``: the MLflow logged model of those weights, when a stage logged one; ``title``: what the
+    MLflow and Prefect runs are called, instead of ``<model> evaluation · <profile>``)."""
     profile, project = prepared(profile)
     section = require(profile, "evaluation")
     uri = tracking.tracking_uri(profile.tracking, project)
@@ -104,7 +106,8 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
     tags = {"polyreason.model_tag": model.tag, "polyreason.model_fingerprint": model.fingerprint[:16],
             **({"polyreason.registered": model.registered} if model.registered else {}), **(run_tags or {})}
     evaluated = section.model_copy(update={"model": model.model})  # the params name the weights it evaluated
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-evaluation-{model.tag}", stage="evaluation",
+    with tracking.stage_run(profile.tracking, project, title or subject("evaluation", profile.name, model.tag),
+                            stage="evaluation",
                             params={**flatten(evaluated, "evaluation."), "evaluation.model_tag": model.tag,
                                     **({"evaluation.registered": model.registered} if model.registered else {})},
                             tags=tags, parent=parent) as run:

@@ -20,7 +20,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache, produced_by
@@ -70,7 +70,7 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
     section = lcrl_section(section, project)  # LcRL's QA rows and retrieval index, when grpo.lcrl is set
     policy = resolve_model_task(section.model, project, "policy")
     base = sft.base if sft else resolve_model_task(section.model.model_copy(update={"adapter": None}), project)
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-grpo", stage="grpo",
+    with tracking.stage_run(profile.tracking, project, subject("grpo", profile.name), stage="grpo",
                             params=flatten(section, "grpo."), parent=parent) as run:
         inputs = grpo_inputs_task(section, policy, section.dataset)
         audit = None

@@ -23,7 +23,7 @@ from components.settings import Profile
 from flows.recipe import recipe_flow
 from runtime import tracking
 from runtime.flow_artifacts import publish_markdown
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime.pilots import PILOT_TAG, data_facts, markdown, pilot_profile, reward_ranges, stopped_by_data
 from runtime.project import prepared
 from tasks.pilot import log_pilot_task, measure_task
@@ -47,7 +47,7 @@ def pilot_flow(profile: Profile, sizes: dict[str, int | float] | None = None, gp
     report = measure_task(outputs, tracking.tracking_uri(profile.tracking, project), budget, full_plan, pilot_plan,
                           data_facts(profile, full_plan), min_share, refused, reward_ranges(profile))
     params = {**flatten(profile), "pilot.overrides": " ".join(budget.overrides)}
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-pilot", stage="pilot", params=params,
+    with tracking.stage_run(profile.tracking, project, subject("pilot", profile.name), stage="pilot", params=params,
                             tags={PILOT_TAG: profile.name}) as run:
         log_pilot_task(run, report, outputs.run_id if outputs else None)
     publish_markdown(f"pilot-{profile.name}", markdown(report),

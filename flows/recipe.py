@@ -34,13 +34,14 @@ from flows.grpo import grpo_flow
 from flows.recipe_plan import RecipePlan, evaluation_models, register_final, rejection_policy, run_stage
 from flows.rejection import rejection_flow
 from flows.sft import sft_flow
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_recipe_summary, publish_stage_run
 from runtime.outputs import RecipeOutputs
 from runtime.project import prepared
 from tasks.compare import gather_measurements_task, log_comparison_task, log_paper_task, paper_task
 from tasks.fanout import log_fanout_task
+from tasks.registry import link_models_task
 from tasks.recipe import (
     comparison_task, link_pilot_task, log_plan_task, log_profile_task, log_stages_task, paper_table_task,
 )  # fmt: skip
@@ -51,7 +52,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
     """Run the profile's stages in order (``stages``: a subset; all by default) under one parent MLflow run."""
     profile, project = prepared(profile)
     plan = RecipePlan.of(profile, stages, tracking.tracking_uri(profile.tracking, project))
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-recipe", stage="recipe",
+    with tracking.stage_run(profile.tracking, project, subject("recipe", profile.name), stage="recipe",
                             params=flatten(profile), tags=plan.tags) as parent:
         log_profile_task(parent, profile)
         log_plan_task(parent, profile, list(plan.stages))
@@ -79,8 +80,8 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
                            project) if table else None
         if paper is not None:
             log_paper_task(parent, paper)
-        registered = register_final(plan, parent, sft, grpo, evaluations, comparison, project) \
-            if plan.runs("registry") else None
+        registered = register_final(plan, parent, sft, grpo, evaluations, project) if plan.runs("registry") else None
+        link_models_task(parent, [logged["sft"], logged["grpo"], registered and registered.model_id])
         log_stages_task(parent, {"data": data and data.run_id, "sft": sft and sft.run_id,
                                  "grpo": grpo and grpo.run_id, "audit": audit and audit.run_id,
                                  **{f"evaluation-{e.model.tag}": e.run_id for e in evaluations}})

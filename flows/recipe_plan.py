@@ -17,13 +17,11 @@ from typing import Any
 
 from components.config import fingerprint
 from components.settings import ModelSettings, Profile, RegistrySettings
-from runtime.artifacts import ArtifactRef
 from runtime.outputs import EvaluationOutputs, GRPOOutputs, ModelRef, RegisteredModel, SFTOutputs
 from runtime.project import Project
 from runtime.provenance import git_commit
 from runtime.tracking import RunRef
 from tasks.models import resolve_model_task
-from tasks.recipe import headline_tags
 from tasks.registry import link_registered_evaluation_task, merged_model_task, register_task
 
 STAGES = ("data", "sft", "rejection", "grpo", "evaluation", "audit", "registry")
@@ -135,8 +133,7 @@ def evaluation_models(plan: RecipePlan, sft: SFTOutputs | None, grpo: GRPOOutput
 
 
 def register_final(plan: RecipePlan, parent: RunRef, sft: SFTOutputs | None, grpo: GRPOOutputs | None,
-                   evaluations: list[EvaluationOutputs], comparison: ArtifactRef | None,
-                   project: Project) -> RegisteredModel:
+                   evaluations: list[EvaluationOutputs], project: Project) -> RegisteredModel:
     """Register the recipe's final model (GRPO's, else SFT's), and its merged copy when the profile asks."""
     registry, base_name = plan.registry, plan.sft_model.model
     kind = grpo.kind if grpo is not None else sft.kind
@@ -144,7 +141,7 @@ def register_final(plan: RecipePlan, parent: RunRef, sft: SFTOutputs | None, grp
         trained_model(plan.sft_model, sft.base, grpo.weights if grpo else sft.weights, kind), project,
         "grpo" if grpo else "sft")
     name = registry.name or plan.name
-    tags = {**plan.tags, **headline_tags(comparison, final.tag)}
+    tags = dict(plan.tags)  # the metrics are on the registered logged model, each with its interval and n
     trained = evaluations[-1].model_id if evaluations else (grpo.model_id if grpo else sft.model_id)
     registered = register_task(parent, registry, name, base_name, final, kind, tags, project, trained)
     if evaluations:  # the final model's evaluation is its registered version's first evaluation
@@ -163,6 +160,9 @@ def run_stage(stage: str, stage_flow: Any, profile: Profile, **inputs: Any) -> A
         return stage_flow(profile, **inputs)
     from prefect.deployments import run_deployment
 
+    from runtime.prefect_progress import announce
+
+    announce(f"{stage}: started on work pool {pool!r} (its own flow run there shows its progress)")
     # polled every second: Prefect's default (5 s) would leave each placed stage's end unseen for 2.5 s on average
     flow_run = run_deployment(f"{stage_flow.name}/{pool}", parameters={"profile": profile, **inputs}, timeout=None,
                               poll_interval=1)

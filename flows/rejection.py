@@ -15,7 +15,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache
@@ -30,7 +30,7 @@ def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent
     """Select the RL set from the SFT set of ``data`` by sampling ``policy``."""
     profile, project = prepared(profile)
     section, rejection = require(profile, "data"), require(profile, "data.rejection")
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-rejection", stage="rejection",
+    with tracking.stage_run(profile.tracking, project, subject("rejection", profile.name), stage="rejection",
                             params=flatten(rejection, "data.rejection."), parent=parent,
                             tags={"polyreason.policy": policy.tag}) as run:
         state = rl_set_task(rejection, section.traces.verifier, section.languages, data.sft_set, policy, project,

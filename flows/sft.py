@@ -12,7 +12,7 @@ from prefect import flow
 
 from components.config import flatten
 from components.settings import Profile
-from runtime.flow_names import stage_run_name
+from runtime.flow_names import stage_run_name, subject
 from runtime import tracking
 from runtime.flow_artifacts import publish_stage_run
 from runtime.cache_report import mark_cache, produced_by
@@ -29,7 +29,7 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
     profile, project = prepared(profile)
     sft = require(profile, "sft")
     base = resolve_model_task(sft.model, project, "base")
-    with tracking.stage_run(profile.tracking, project, f"{profile.name}-sft", stage="sft",
+    with tracking.stage_run(profile.tracking, project, subject("sft", profile.name), stage="sft",
                             params=flatten(sft, "sft."), parent=parent) as run:
         state = sft_task(sft, base, data.sft_set, project, return_state=True)
         trained = state.result()

@@ -75,14 +75,17 @@ def log(message: str, warning: bool = False) -> None:
 
     from components.progress import report
     from components.quiet import verbose
+    from runtime.prefect_progress import installed
 
     try:
         logger = get_run_logger()
     except MissingContextError:
         logger = get_logger("polyreason")
-    (logger.warning if warning else logger.info)(message)
-    if not warning and not verbose():
+    as_progress = not warning and not verbose()
+    if as_progress:
         report(message, message, final=True)
+    if not (as_progress and installed()):  # else the progress line is already in the run's log: never twice
+        (logger.warning if warning else logger.info)(message)
 
 
 def file_fingerprint(path: str | Path) -> str:

@@ -15,9 +15,10 @@ never check.
   included: logging tasks are never cached) and a link to the run.
 * ``publish_recipe_summary``: the recipe's markdown summary (its comparison with
   paired intervals, the registered version).
-* ``results_on_started_run``: the flow run a person started (a Run form entry flow) runs the
-  stages as subflows; inside this block the command's results (the top MLflow run's metrics and
-  link, the recipe's summary) are published on that flow run too, so its page shows them.
+* ``results_on_started_run``: the flow run a person started (a Run form entry flow, the nightly)
+  runs the stages as subflows; inside this block the command's results (the top MLflow run's metrics
+  and link, the recipe's summary) are published on that flow run too, so its page shows them, as
+  are its subflows' progress lines (``runtime.prefect_progress.on_started_run``).
 * ``mlflow_ui_url``: the run's page in the MLflow UI when a tracking server is
   known (the tracking URI is one, or ``polyreason up`` recorded one serving this
   project's store in ``.polyreason/stack.json``); else the tracking URI and run id.
@@ -27,13 +28,13 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from components.settings import TrackingSettings, redact_credentials
 from runtime import tracking
+from runtime.prefect_progress import STARTED
+from runtime.prefect_progress import on_started_run as results_on_started_run
 from runtime.project import Project
 from runtime.tracking import RunRef
 
@@ -53,21 +54,6 @@ def in_flow_run() -> bool:
     return FlowRunContext.get() is not None
 
 
-_STARTED: ContextVar[str | None] = ContextVar("polyreason_started_flow_run", default=None)
-
-
-@contextmanager
-def results_on_started_run() -> Iterator[None]:
-    """Inside this block, artifacts published with ``started=True`` also land on the current flow run."""
-    from prefect.runtime import flow_run
-
-    token = _STARTED.set(flow_run.get_id())
-    try:
-        yield
-    finally:
-        _STARTED.reset(token)
-
-
 def _publish(kind: str, started: bool, **fields: Any) -> Any:
     """A ``kind`` artifact (Prefect's ``MarkdownArtifact``...) on the current flow run, and on the started one."""
     from prefect import artifacts
@@ -77,7 +63,7 @@ def _publish(kind: str, started: bool, **fields: Any) -> Any:
         return None
     fields = redact_credentials(fields)  # a URL in a report shows no user or password
     made = getattr(artifacts, kind)(**fields).create()
-    here, there = str(FlowRunContext.get().flow_run.id), _STARTED.get()
+    here, there = str(FlowRunContext.get().flow_run.id), STARTED.get()
     if started and there and there != here:
         getattr(artifacts, kind)(**fields, flow_run_id=there).create()
     return made.id
@@ -147,3 +133,32 @@ def publish_recipe_summary(parent: RunRef, project: Project, name: str, comparis
     publish_markdown(f"{name}-summary", recipe_summary(name, link, rows, baseline, registered),
                      f"{name}: the comparison of its models (paired 95% intervals) and the registered version",
                      started=True)
+
+
+def model_ui_url(run: RunRef, project: Project, model_id: str) -> str | None:
+    """A logged model's page in the MLflow UI (its metrics, each nightly's among them), when a UI is known."""
+    url = mlflow_ui_url(run, project)
+    if not url.startswith(("http://", "https://")):
+        return None
+    return f"{url.split('/#/', 1)[0]}/#/experiments/{run.experiment_id}/models/{model_id}?{tracking.UI_VIEW}"
+
+
+def publish_nightly_summary(tracking_uri: str, run_id: str, project: Project, name: str, reference: str, day: str,
+                            model_id: str, previous: dict | None, comparison: Any) -> None:
+    """A nightly evaluation's markdown (``<name>-nightly``): the version, its run and logged model, its metrics with
+    their intervals, and the delta to the version's previous evaluation with its paired interval."""
+    from components.run_report import nightly_summary
+
+    if not in_flow_run():
+        return
+    run = RunRef(tracking_uri, run_id, tracking.client(tracking_uri).get_run(run_id).info.experiment_id)
+    url = mlflow_ui_url(run, project)
+    link = f"[{run.run_id}]({url})" if url.startswith("http") else url
+    model_url = model_ui_url(run, project, model_id)
+    model_link = f"[{model_id}]({model_url})" if model_url else f"`{model_id}`"
+    if previous is not None:
+        before = mlflow_ui_url(RunRef(run.tracking_uri, previous["run_id"], run.experiment_id), project)
+        previous = {**previous, "link": f"[{previous['run_id']}]({before})" if before.startswith("http") else before}
+    rows = json.loads((Path(comparison.path) / "comparison.json").read_text(encoding="utf-8")) if comparison else None
+    publish_markdown(f"{name}-nightly", nightly_summary(reference, day, link, model_link, previous, rows),
+                     f"{name}: the nightly evaluation of {reference}, against its previous one", started=True)

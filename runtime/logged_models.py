@@ -88,11 +88,16 @@ def log_model_input(run: RunRef, model_id: str) -> None:
 
 
 def registered_model_id(tracking_uri: str, reference: str) -> str | None:
-    """The logged model behind a registered version ``models:/NAME/VERSION`` (``None`` for an older version)."""
-    from runtime.registry import parse_reference
+    """The logged model behind a registered version ``models:/NAME/VERSION`` (``None`` for a version registered
+    without one). MLflow's SQL registry stores no model id (``ModelVersion.model_id`` reads ``None`` from it): the
+    version's source names it on a tracking server (``models:/m-…``), its ``polyreason.model_id`` tag everywhere."""
+    from runtime.registry import MODEL_TAG, parse_reference
 
     name, _, version = parse_reference(reference)
-    return tracking.client(tracking_uri).get_model_version(name, version).model_id or None
+    found = tracking.client(tracking_uri).get_model_version(name, version)
+    source = found.source or ""
+    from_source = source.removeprefix(MODEL_PREFIX) if source.startswith(f"{MODEL_PREFIX}m-") else None
+    return found.model_id or from_source or found.tags.get(MODEL_TAG) or None
 
 
 def log_dataset(run: RunRef, rows: list[dict], name: str, source: str, context: str) -> DatasetRef:

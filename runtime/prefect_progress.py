@@ -9,6 +9,12 @@ second; the handler passes a line's first update, its last (``final``) and, in b
 at most one update per ``POLYREASON_PROGRESS_LOG_S`` seconds (10 by default), so
 the log reads like the terminal did. Outside a Prefect run the handler does nothing.
 
+The flow run a person started (a Run form entry flow, the nightly) runs the stages as
+subflows, two levels down; inside ``on_started_run`` each line also goes to that flow
+run's log (Prefect's API log handler takes the run from the record's ``flow_run_id``), so
+the page the person is looking at says which stage runs and how far it is. ``announce``
+writes a stage's first line (``grpo: started``) the same way.
+
 ``install`` also puts the command line's library filters (``components.quiet``) in
 place, so a worker's flow-run process logs no more library chatter than a terminal run.
 """
@@ -18,12 +24,57 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator
 
 from components.progress import logger as progress_logger
 from components.progress import record_fields
 from components.quiet import quiet_libraries
 
 INTERVAL_S = 10.0
+STARTED: ContextVar[str | None] = ContextVar("polyreason_started_flow_run", default=None)
+FLOW_RUNS_LOGGER = "prefect.flow_runs"  # Prefect's logger of flow runs: its API handler ships each record
+
+
+@contextmanager
+def on_started_run() -> Iterator[None]:
+    """Inside this block, progress lines and results published with ``started=True`` also land on the current
+    flow run (the one a person started), whichever subflow reports them."""
+    from prefect.runtime import flow_run
+
+    token = STARTED.set(flow_run.get_id())
+    try:
+        yield
+    finally:
+        STARTED.reset(token)
+
+
+def current_flow_run() -> str | None:
+    """The id of the flow run this code runs in (a task's flow run inside a task); ``None`` outside one."""
+    from prefect.context import FlowRunContext, TaskRunContext
+
+    flow_context, task_context = FlowRunContext.get(), TaskRunContext.get()
+    if flow_context is not None and flow_context.flow_run is not None:
+        return str(flow_context.flow_run.id)
+    return str(task_context.task_run.flow_run_id) if task_context is not None else None
+
+
+def to_started_run(line: str, level: int = logging.INFO) -> None:
+    """``line`` in the log of the flow run a person started, when that is not the run reporting it."""
+    started, here = STARTED.get(), current_flow_run()
+    if started and here and started != here:
+        logging.getLogger(FLOW_RUNS_LOGGER).log(level, line, extra={"flow_run_id": started, "task_run_id": None})
+
+
+def announce(line: str) -> None:
+    """A stage's first line, in its flow run's log and in the started run's (outside a flow run: nothing)."""
+    if current_flow_run() is None:
+        return
+    from prefect import get_run_logger
+
+    get_run_logger().info(line)
+    to_started_run(line)
 
 
 class PrefectProgressHandler(logging.Handler):
@@ -48,9 +99,7 @@ class PrefectProgressHandler(logging.Handler):
         return True
 
     def emit(self, record: logging.LogRecord) -> None:
-        from prefect.context import FlowRunContext, TaskRunContext
-
-        if FlowRunContext.get() is None and TaskRunContext.get() is None:
+        if current_flow_run() is None:
             return
         key, line, final = record_fields(record)
         if not self.due(key, final):
@@ -59,13 +108,18 @@ class PrefectProgressHandler(logging.Handler):
 
         try:
             get_run_logger().info(line)
+            to_started_run(line)
         except Exception:  # noqa: BLE001 - progress is not worth failing a run
             pass
+
+
+def installed() -> bool:
+    """Whether this process passes progress lines to the Prefect run's log (``install`` ran)."""
+    return any(isinstance(handler, PrefectProgressHandler) for handler in progress_logger().handlers)
 
 
 def install() -> None:
     """Progress to the Prefect run's logs and the library filters, once per process."""
     quiet_libraries()
-    progress = progress_logger()
-    if not any(isinstance(handler, PrefectProgressHandler) for handler in progress.handlers):
-        progress.addHandler(PrefectProgressHandler())
+    if not installed():
+        progress_logger().addHandler(PrefectProgressHandler())

@@ -5,8 +5,11 @@ the LoRA adapter (or a merged full model) and ``polyreason-model.json``, the car
 that says how to load it: the base model as the profile named it (a hub id, or
 ``embedded:gemma3-270m``, so the version loads on any machine that can reach the
 base), whether it is an adapter or a merged model, and where it came from.
-Versions carry tags (recipe, base model, languages, profile digest, parent run,
-per-language headline metrics) and an alias (``candidate`` by default).
+The version registers the logged model its evaluation measured (the trained stage's,
+with the card added), so the version's model page lists the metrics of every evaluation
+of those weights, the recipe's and each nightly's. Versions carry tags (recipe, base
+model, languages, profile digest, parent run, the logged model's id) and an alias
+(``candidate`` by default).
 
 ``resolve_registered`` turns ``models:/NAME@ALIAS`` or ``models:/NAME/VERSION`` into
 local files (downloaded once into the project cache) and model settings.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -24,6 +28,7 @@ from runtime.outputs import RegisteredModel
 
 CARD = "polyreason-model.json"
 PREFIX = "models:/"
+MODEL_TAG = "polyreason.model_id"  # a version's logged model (MLflow's SQL registry keeps no model id of its own)
 
 
 def write_model_dir(out: Path, weights: str, kind: str, card: Mapping[str, Any]) -> Path:
@@ -34,15 +39,23 @@ def write_model_dir(out: Path, weights: str, kind: str, card: Mapping[str, Any])
     return out
 
 
-def register_model(run: tracking.RunRef, name: str, alias: str, model_dir: Path,
-                   tags: Mapping[str, str]) -> RegisteredModel:
-    """Log ``model_dir`` as a logged model of ``run``, register it as a new version of ``name`` and alias it."""
+def register_model(run: tracking.RunRef, name: str, alias: str, model_dir: Path, tags: Mapping[str, str],
+                   evaluated: str | None = None) -> RegisteredModel:
+    """Register ``model_dir``'s weights as a new version of ``name`` and alias it.
+
+    ``evaluated``: the logged model that holds these weights and that the evaluation's metrics name; the version
+    registers that model (its card added to its files), so the version leads to the model and the model to every
+    evaluation of it, nightlies included. Without one (a merged copy, weights no stage uploaded) the directory is
+    logged as a new logged model of ``run``."""
     client = tracking.client(run.tracking_uri)
-    logged = client.create_logged_model(run.experiment_id, name=name, source_run_id=run.run_id, tags=dict(tags))
-    client.log_model_artifacts(logged.model_id, str(model_dir))
-    client.finalize_logged_model(logged.model_id, "READY")
+    logged = holding_model(client, evaluated, model_dir)
+    if logged is None:
+        logged = client.create_logged_model(run.experiment_id, name=name, source_run_id=run.run_id, tags=dict(tags))
+        client.log_model_artifacts(logged.model_id, str(model_dir))
+        client.finalize_logged_model(logged.model_id, "READY")
     if not client.search_registered_models(filter_string=f"name = '{name}'"):
         client.create_registered_model(name, description="Registered by polyreason recipes.")
+    tags = {**tags, MODEL_TAG: logged.model_id}
     version = client.create_model_version(name, source=version_source(run.tracking_uri, logged), run_id=run.run_id,
                                           tags=dict(tags), model_id=logged.model_id,
                                           description=version_description(run, logged.model_id, tags))
@@ -51,25 +64,37 @@ def register_model(run: tracking.RunRef, name: str, alias: str, model_dir: Path,
                            uri=f"{PREFIX}{name}/{version.version}", model_id=logged.model_id)
 
 
+def holding_model(client, model_id: str | None, model_dir: Path):
+    """The logged model ``model_id`` with the card of ``model_dir`` added, when its files are the weights there
+    (an adapter a stage uploaded; a merged or full model is described, not uploaded); else ``None``."""
+    if model_id is None:
+        return None
+    logged = client.get_logged_model(model_id)
+    card = json.loads((model_dir / CARD).read_text(encoding="utf-8"))
+    if logged.tags.get("polyreason.weights") == "not uploaded" or card.get("kind") != "adapter":
+        return None
+    with tempfile.TemporaryDirectory() as scratch:  # the card alone: the model's files are the weights already
+        (Path(scratch) / CARD).write_text(json.dumps({**card, "weights": "."}, indent=1), encoding="utf-8")
+        client.log_model_artifacts(model_id, scratch)
+    return logged
+
+
 def version_description(run: tracking.RunRef, model_id: str, tags: Mapping[str, str]) -> str:
-    """The version's description (markdown on its page): its logged model, and the trained one it copies.
+    """The version's description (markdown on its page): its logged model (whose page holds the metrics of every
+    evaluation of it), and the run that registered it; links open MLflow's model-training view.
 
-    >>> version_description(tracking.RunRef("http://h", "r1", "3"), "m-1", {"polyreason.kind": "merged",
-    ...                     "polyreason.trained_model": "models:/m-0"})
-    'merged weights: logged model [m-1](http://h/#/experiments/3/models/m-1); trained as logged model [m-0](http://h/#/experiments/3/models/m-0) by the recipe run [r1](http://h/#/experiments/3/runs/r1?workflowType=machine_learning)'
+    >>> version_description(tracking.RunRef("http://h", "r1", "3"), "m-1", {"polyreason.kind": "adapter"})
+    'adapter weights: logged model [m-1](http://h/#/experiments/3/models/m-1?workflowType=machine_learning) (the metrics of every evaluation of it); registered by the recipe run [r1](http://h/#/experiments/3/runs/r1?workflowType=machine_learning)'
     """
-    def model_link(identifier: str) -> str:
-        if run.tracking_uri.startswith(("http://", "https://")):
-            return f"[{identifier}]({run.tracking_uri.rstrip('/')}/#/experiments/{run.experiment_id}/models/{identifier})"
-        return f"`{identifier}`"
-
-    text = f"{tags.get('polyreason.kind', 'model')} weights: logged model {model_link(model_id)}"
-    trained = tags.get("polyreason.trained_model", "").removeprefix(PREFIX)
-    if trained:
-        url = tracking.run_url(run)
-        by = f"[{run.run_id}]({url})" if url.startswith("http") else f"`{run.run_id}`"
-        text += f"; trained as logged model {model_link(trained)} by the recipe run {by}"
-    return text
+    if run.tracking_uri.startswith(("http://", "https://")):
+        page = f"{run.tracking_uri.rstrip('/')}/#/experiments/{run.experiment_id}/models/{model_id}?{tracking.UI_VIEW}"
+        model = f"[{model_id}]({page})"
+    else:
+        model = f"`{model_id}`"
+    url = tracking.run_url(run)
+    by = f"[{run.run_id}]({url})" if url.startswith("http") else f"`{run.run_id}`"
+    return (f"{tags.get('polyreason.kind', 'model')} weights: logged model {model} (the metrics of every evaluation "
+            f"of it); registered by the recipe run {by}")
 
 
 def version_with_tag(tracking_uri: str, name: str, key: str, value: str) -> str | None:
@@ -145,8 +170,17 @@ def nightly_references(tracking_uri: str, names: list[str], alias: str | None, l
 
 
 def link_evaluation(tracking_uri: str, reference: str, run_id: str, day: str) -> None:
-    """Tag a model version with the evaluation run of ``day`` (and as its latest nightly evaluation)."""
+    """Tag a model version with the evaluation run of ``day`` (and as its latest nightly evaluation), and name that
+    run, linked, in the version's description (the page a person reads; tags are for lookups)."""
     name, _, version = parse_reference(reference)
     client = tracking.client(tracking_uri)
     client.set_model_version_tag(name, version, f"polyreason.nightly.{day}", run_id)
     client.set_model_version_tag(name, version, "polyreason.nightly.last_run", run_id)
+    url = tracking.run_url(tracking.RunRef(tracking_uri, run_id, client.get_run(run_id).info.experiment_id))
+    latest = f"{NIGHTLY_LINE}{day}, run " + (f"[{run_id}]({url})" if url.startswith("http") else f"`{run_id}`")
+    kept = [line for line in (client.get_model_version(name, version).description or "").split("\n")
+            if line.strip() and not line.startswith(NIGHTLY_LINE)]
+    client.update_model_version(name, version, description="\n\n".join([*kept, latest]))
+
+
+NIGHTLY_LINE = "Latest nightly evaluation: "

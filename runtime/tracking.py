@@ -267,6 +267,17 @@ def log_artifact(ref: RunRef, path: str | Path, artifact_path: str | None = None
         mlflow_client.log_artifact(ref.run_id, str(path), artifact_path)
 
 
+def log_artifact_as(ref: RunRef, path: str | Path, artifact_file: str) -> None:
+    """A file under another name in the run's artifacts (uploaded from a temporary copy; the project is untouched)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / Path(artifact_file).name
+        shutil.copyfile(path, target)
+        log_artifact(ref, target, str(Path(artifact_file).parent) if "/" in artifact_file else None)
+
+
 def log_text(ref: RunRef, text: str, artifact_file: str) -> None:
     """A text file in the run's artifacts, written by MLflow (nothing is written into the project)."""
     client(ref.tracking_uri).log_text(ref.run_id, text, artifact_file)
@@ -335,12 +346,16 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
 
     The runs of stages that train or generate log the machine's system metrics meanwhile (``runtime.system_metrics``).
     """
+    from components.progress import report_stage, stage_label
+    from runtime.prefect_progress import announce
     from runtime.system_metrics import MONITORED_STAGES, system_metrics
 
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
     provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
     run = open_run(settings, project_dir, run_name, params=params, parent=parent,
                    tags={"polyreason.stage": stage, **where, **provenance, **flow_run_tags(), **(tags or {})})
+    label = stage_label(run_name, stage)
+    announce(f"{label}: started (MLflow run {run.run_id[:8]})")  # the Prefect page names the running stage
     interval = settings.system_metrics_interval_s if stage in MONITORED_STAGES else 0
     started = time.monotonic()
     try:
@@ -350,9 +365,7 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
         close_after(run, error)
         raise
     finish_run(run)
-    from components.progress import report_stage, stage_label
-
-    report_stage(stage_label(run_name, stage), time.monotonic() - started, _CACHE_HITS.pop(run.run_id, None))
+    report_stage(label, time.monotonic() - started, _CACHE_HITS.pop(run.run_id, None))
 
 
 def close_after(run: RunRef, error: BaseException) -> None:

@@ -116,14 +116,51 @@ def render_task(evaluations: Evaluations, baseline: str, project: Project) -> Ar
 @task(name="log-comparison", cache_policy=NO_CACHE)
 def log_comparison_task(run: RunRef, comparison: ArtifactRef) -> int:
     """The models' per-language metrics and deltas (``evaluation/<model>/<benchmark>/<lang>/<metric>``), the
-    table and the plots, to ``run`` (a recipe's parent run or a comparison run)."""
+    table (``comparison/``) and the plots (top level: MLflow's compare view shows only top-level files common to the
+    runs), to ``run`` (a recipe's parent run or a comparison run)."""
     from components.comparison import comparison_metrics
 
     rows = comparison.summary["rows"]
     count = tracking.log_metrics(run, comparison_metrics(rows))
     tracking.log_table(run, rows, "comparison/languages.json")
-    tracking.log_artifact(run, Path(comparison.path), "comparison")
+    for path in sorted(Path(comparison.path).iterdir()):  # the plots at the top, where MLflow's compare view looks
+        if path.is_file() and not path.name.startswith("."):
+            tracking.log_artifact(run, path, None if path.suffix == ".png" else "comparison")
     return count
+
+
+# ---------------------------------------------------------------- a registered version against its last evaluation
+
+
+@task(name="previous-evaluation", cache_policy=NO_CACHE)
+def previous_evaluation_task(tracking_uri: str, reference: str) -> dict | None:
+    """The newest evaluation of the registered version ``reference`` so far (its last nightly, else the recipe's
+    evaluation of the weights it registered): ``run_id`` and ``label`` (``nightly <date>`` or ``recipe``); ``None``
+    when the version was never evaluated."""
+    client = tracking.client(tracking_uri)
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    found = client.search_runs(experiments, f"tags.`polyreason.registered` = '{reference}' and "
+                               "tags.`polyreason.stage` = 'evaluation'", order_by=["attributes.start_time DESC"],
+                               max_results=1)
+    if not found:
+        return None
+    day = found[0].data.tags.get("polyreason.nightly")
+    return {"run_id": found[0].info.run_id, "label": f"nightly {day}" if day else "recipe"}
+
+
+@task(name="compare-to-previous", cache_policy=NO_CACHE)
+def previous_comparison_task(tracking_uri: str, previous: dict | None, run_id: str, project: Project) -> ArtifactRef:
+    """This evaluation of a version against ``previous`` (``previous_evaluation_task``; ``None``: alone): every
+    metric with its interval and n, each delta with its paired interval over the problems both runs were judged on."""
+    client = tracking.client(tracking_uri)
+    labels = {**({f"previous ({previous['label']})": previous["run_id"]} if previous else {}), "this run": run_id}
+    tables, scored = {}, {}
+    for label, identifier in labels.items():
+        run = client.get_run(identifier)
+        tables[label] = language_tables(run.data.metrics, run.data.params.get("evaluation.scoring.headline",
+                                                                              "accuracy"))
+        scored[label] = scored_files(client, identifier, list(tables[label]), project)
+    return render_task.fn(Evaluations(tables=tables, scored=scored), next(iter(labels)), project)
 
 
 # ---------------------------------------------------------------- held against the paper's table

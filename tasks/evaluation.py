@@ -205,7 +205,9 @@ def log_benchmark_dataset_task(run: RunRef, benchmark: BenchmarkSettings, items:
 def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores: ArtifactRef,
                        load_errors: list[str], model_id: str | None = None, dataset=None) -> int:
     """Upload one rendered benchmark report (metrics, generations, tables, plot) to the flow's MLflow run; the
-    number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset."""
+    number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset. The plot
+    is ``<benchmark>_accuracy_vs_lcpr.png`` at the run's top level, where MLflow's compare view finds it in every
+    evaluation run (it lists only top-level files common to the runs compared)."""
     from components.reporting import FIGURE_FILE, generations_file, read_report
 
     rendered = read_report(benchmark, report.path)
@@ -215,7 +217,7 @@ def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores:
                                  model_id=model_id, dataset=dataset)
     out_dir = Path(report.path)
     tracking.log_artifact(run, out_dir / generations_file(benchmark), f"evaluation/{benchmark}")
-    tracking.log_artifact(run, out_dir / FIGURE_FILE, f"evaluation/{benchmark}")
+    tracking.log_artifact_as(run, out_dir / FIGURE_FILE, f"{benchmark}_{FIGURE_FILE}")  # top level: compare view
     tracking.log_table(run, rendered.language_table, f"evaluation/{benchmark}/languages.json")
     if rendered.failed_lines:  # each line that failed LCPR's line level, with the language detected in it
         tracking.log_table(run, rendered.failed_lines, f"evaluation/{benchmark}/failed_lines.json")

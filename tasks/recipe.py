@@ -5,7 +5,6 @@
 * ``comparison_task`` (cached) renders every evaluated model side by side per
   benchmark and language (``components.comparison``); ``tasks.compare.log_comparison_task``
   sends the table, the deltas to the base model and the plots to the parent run.
-* ``headline_tags``: the registered model's per-language headline numbers, from the comparison.
 * ``log_plan_task``: the plan of the run (``components.planning``: steps, tokens,
   curricula, where each stage runs, the GPU-hours estimate) as ``plan.*`` params
   and ``plan.md``/``plan.json`` of the parent run, and as the flow run's markdown
@@ -40,17 +39,21 @@ def log_profile_task(run: RunRef, profile: Profile) -> None:
 
 @task(name="log-plan", cache_policy=NO_CACHE)
 def log_plan_task(run: RunRef, profile: Profile, sections: list[str] | None = None) -> dict:
-    """The recipe's plan in its parent run (params and files) and on the flow run (a markdown artifact);
-    ``sections``: only the stages of those profile sections (those the run runs)."""
+    """The recipe's plan in its parent run (params and files) and on the flow run (a markdown artifact, once: not
+    again under a Run form's flow run, which published it); ``sections``: only the stages of those profile sections
+    (those the run runs)."""
     from components.planning import plan_profile
     from components.planning.render import markdown, params
     from runtime.plans import publish_plan
+
+    from runtime.prefect_progress import STARTED
 
     plan = plan_profile(profile, sections=sections)
     tracking.log_params(run, params(plan))
     tracking.log_text(run, markdown(plan), "plan/plan.md")
     tracking.log_dict(run, plan.as_dict(), "plan/plan.json")
-    publish_plan(plan)
+    if STARTED.get() is None:  # a run started from the Run form published it on its own page already
+        publish_plan(plan)
     return {"problems": [str(problem) for problem in plan.problems]}
 
 
@@ -75,14 +78,6 @@ def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project
     return project.produce("comparison", identity, ".", lambda out: Made(
         summary={"rows": write_comparison(tables, baseline, out, scored, in_domain or IN_DOMAIN_LANGUAGES)},
         fingerprint=file_fingerprint(out / "comparison.json")))
-
-
-def headline_tags(comparison: ArtifactRef | None, model_tag: str) -> dict[str, str]:
-    """Per-language headline metrics of one model as registry tags (``mgsm/fr/accuracy``, ``msvamp/fr/pass_at_4``)."""
-    rows = comparison.summary["rows"] if comparison is not None else []
-    return {f"{r['benchmark']}/{r['lang']}/{metric}": f"{r[metric]:.4f}" for r in rows if r["model"] == model_tag
-            for metric in dict.fromkeys((r.get("headline", "accuracy"), "accuracy", "lcpr"))
-            if r.get(metric) is not None}
 
 
 @task(name="link-pilot", cache_policy=NO_CACHE)

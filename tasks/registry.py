@@ -2,7 +2,9 @@
 
 * ``register_task`` registers a model with its card, tags and alias; re-running a
   recipe whose weights did not change moves the alias to the existing version
-  instead of adding a copy (versions carry the digest of their weights).
+  instead of adding a copy (versions carry the digest of their weights); the recipe's
+  run lists the registered logged model among its outputs (``link_models_task``: the
+  stages' models too).
 * ``merged_model_task`` (cached) merges an adapter into its base weights, for
   profiles that register a merged copy too.
 * ``nightly_references_task`` / ``link_evaluation_task``: which versions a nightly
@@ -34,7 +36,7 @@ def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model
     """Register the final model (a new version, or the alias moved to an identical one) and return its reference.
 
     ``trained_model``: the logged model of the stage that trained these weights (the one evaluated); the version
-    and its own logged model name it (``polyreason.trained_model``)."""
+    registers it (``runtime.registry.register_model``), so its page leads to the evaluations' metrics."""
     from components.generation.base import adapter_digest
 
     weights = final.model.adapter if weights_kind == "adapter" else final.model.model
@@ -52,11 +54,30 @@ def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model
 
     model_dir = Path(project.produce("registry", digest, "model", copy).path)
     all_tags = {**tags, "polyreason.base_model": base_model, "polyreason.weights_digest": digest,
-                "polyreason.parent_run_id": run.run_id, "polyreason.kind": weights_kind,
-                **({"polyreason.trained_model": f"{registry.PREFIX}{trained_model}"} if trained_model else {})}
-    registered = registry.register_model(run, name, settings.alias, model_dir, all_tags)
+                "polyreason.parent_run_id": run.run_id, "polyreason.kind": weights_kind}
+    registered = registry.register_model(run, name, settings.alias, model_dir, all_tags, evaluated=trained_model)
     tracking.set_tags(run, {"polyreason.registered": registered.uri})
     return registered
+
+
+def link_run_models(run: RunRef, model_ids: list[str | None]) -> None:
+    """The logged models as outputs of ``run`` (the recipe's run lists what its stages trained and registered);
+    one already among them is left as it is (MLflow refuses the same output twice)."""
+    from mlflow.entities import LoggedModelOutput
+
+    client = tracking.client(run.tracking_uri)
+    outputs = client.get_run(run.run_id).outputs
+    present = {o.model_id for o in (outputs.model_outputs if outputs else [])}
+    found = [LoggedModelOutput(model_id, 0) for model_id in dict.fromkeys(model_ids)
+             if model_id and model_id not in present]
+    if found:
+        client.log_outputs(run.run_id, found)
+
+
+@task(name="link-models", cache_policy=NO_CACHE)
+def link_models_task(run: RunRef, model_ids: list[str | None]) -> None:
+    """Name the stages' logged models (the trained adapters, the evaluated model) as outputs of the recipe's run."""
+    link_run_models(run, model_ids)
 
 
 @task(name="merge-for-registry", cache_policy=cache_policy("adapters"), **CACHED)

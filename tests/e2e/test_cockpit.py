@@ -3,8 +3,11 @@ workers serve process work pools, recipes are triggered through the Prefect API 
 REST API, a stage placed on another pool runs there, the nightly evaluation is scheduled and re-evaluates the
 registered versions, and ``polyreason down`` leaves no process behind.
 
-The browser test (``test_cockpit_browser.py``) reuses the stack started here (module fixtures are per module,
-so each module starts its own).
+The browser tests (headless Chromium, a 1280-pixel screen) start a recipe from the Run form under a name like the
+form's own defaults and watch its page (named like its MLflow run, its stages' progress on its Logs tab, its
+results), then read the results: runs told apart by their names' first words, the registered version's logged
+model with the evaluations' metrics (the nightly's too), a metrics table whose headline column fits the screen,
+the nightly's page (its version, metrics, delta and link) and a refused key's page (one line, no traceback).
 """
 
 from __future__ import annotations
@@ -56,9 +59,12 @@ def stack(tmp_path_factory, tiny_model_dir, shared_data):
 
 
 def test_up_prints_both_urls_and_status_sees_them(stack):
-    status = json.loads(polyreason("status", "--project-dir", str(stack["project"])).stdout)
+    status = json.loads(polyreason("status", "--project-dir", str(stack["project"]), "--json").stdout)
     assert status["running"] is True
     assert {s["url"] for s in status["servers"].values()} == {stack["state"]["prefect_url"], stack["state"]["mlflow_url"]}
+    assert {"polyreason", "pool-a", "pool-b"} <= set(status["workers"])  # the pools deploy made, with their workers
+    text = polyreason("status", "--project-dir", str(stack["project"])).stdout  # for a person: a line per thing
+    assert stack["state"]["prefect_url"] in text and "healthy" in text and re.search(r"pool +polyreason: ", text)
     taken = stack["state"]["prefect_url"].rsplit(":", 1)[1]
     refused = polyreason("up", "--project-dir", str(stack["root"] / "other"), "--prefect-port", taken)
     assert refused.returncode == 2 and f"port {taken}" in refused.stderr and len(refused.stderr.splitlines()) <= 3
@@ -70,11 +76,26 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
     assert run.state.is_completed(), run.state.message
     parent = mlflow.runs("tags.`polyreason.stage` = 'recipe' and tags.`polyreason.profile` = 'tiny'")[0]
     assert parent["tags"]["polyreason.deployment"] == "recipe"
-    children = {c["tags"]["polyreason.stage"] for c in mlflow.runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}'")}
-    assert children == {"data", "sft", "rejection", "grpo", "evaluation"}
+    children = mlflow.runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}'")
+    assert {c["tags"]["polyreason.stage"] for c in children} == {"data", "sft", "rejection", "grpo", "evaluation"}
+    names = {c["info"]["run_name"].split(" · ")[0] for c in children}  # what tells them apart comes first
+    assert names == {"data", "sft", "rejection", "grpo", "base evaluation", "sft evaluation", "grpo evaluation"}
+    assert parent["info"]["run_name"].startswith("recipe · tiny · grpo.learning_rate=2e-5 · ")
+    assert not [key for c in children if c["tags"]["polyreason.stage"] == "evaluation" for key in c["metrics"]
+                if key.startswith("system/")]  # the machine's samples on training runs only
     assert {f"evaluation/{tag}/mgsm/fr/accuracy" for tag in ("base", "sft", "grpo")} <= set(parent["metrics"])
     version = mlflow.version("tiny", "candidate")
     assert version["tags"]["polyreason.parent_run_id"] == parent["info"]["run_id"]
+    # the registered version is the logged model the GRPO evaluation measured: its metrics, on the benchmark's dataset
+    model_id = version["tags"]["polyreason.model_id"]
+    assert model_id == version["source"].removeprefix("models:/")
+    grpo_evaluation = next(c for c in children if c["tags"].get("polyreason.model_tag") == "grpo")
+    measured = model_metrics(mlflow, model_id)
+    assert measured[("evaluation/mgsm/fr/accuracy", grpo_evaluation["info"]["run_id"])]["dataset_name"] == "mgsm"
+    assert model_id in {o["model_id"] for o in mlflow.run(parent["info"]["run_id"]).get("outputs", {})
+                        .get("model_outputs", [])}  # the recipe's run lists the models of its stages
+    assert "workflowType=machine_learning" in version["description"] and model_id in version["description"]
+    assert not [key for key in version["tags"] if key.startswith("mgsm/")]  # no metric as a text tag
     artifacts = run_tree_artifacts(stack["api"], run.id)  # what the Prefect flow-run pages show
     table = artifacts["tiny-evaluation-grpo-metrics"][0]
     accuracy = next(row for row in json.loads(table.data) if row["metric"] == "evaluation/mgsm/accuracy")
@@ -83,12 +104,19 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
     link = artifacts["tiny-evaluation-grpo-mlflow-run"][0]
     assert f"{stack['state']['mlflow_url']}/#/experiments/" in link.data
     assert {"tiny-data-metrics", "tiny-sft-metrics", "tiny-grpo-metrics", "tiny-recipe-metrics"} <= set(artifacts)
-    summary = artifacts["tiny-recipe-summary"][0].data
-    assert "| benchmark | lang | base | sft | grpo |" in summary and "Δ " in summary
-    assert f"`models:/tiny/{version['version']}`" in summary
+    summary = artifacts["tiny-recipe-summary"][0].data.splitlines()
+    assert summary[2] == f"Registered: `models:/tiny/{version['version']}` (alias `candidate`)"  # first: the model
+    head = summary[:summary.index("## Every metric and language, compared to base")]  # the headline, then the rest
+    assert "## Headline: in_domain, compared to base" in head and "**accuracy**" in head
+    assert "| benchmark | lang | model | value [95% interval] (n) | Δ to base (n_both) |" in head
+    assert "**lcpr**" not in head or head.index("**lcpr**") < head.index("**accuracy**")  # LCPR first, if judged
 
     bad = run_deployment(stack["api"], "recipe/recipe", {"profile": "tiny", "overrides": ["grpo.learning_rat=1"]})
     assert bad.state.is_failed() and "grpo.learning_rat" in bad.state.message
+    logged = run_logs(stack["api"], bad.id)  # what its Logs tab shows: the refusal, in one line, no traceback
+    assert [line for line in logged if "grpo.learning_rat" in line][:1] and not [
+        line for line in logged if "Traceback" in line or "FailedRun" in line], logged
+    stack["refused"] = str(bad.id)
 
 
 def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack, tmp_path):
@@ -122,14 +150,42 @@ def test_nightly_evaluation_is_scheduled_and_re_evaluates_every_registered_versi
     run = run_deployment(stack["api"], "nightly-evaluation/tiny", {"profile": "tiny"})
     assert run.state.is_completed(), run.state.message
     day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    with temporary_settings(updates={PREFECT_API_URL: stack["api"]}), get_client(sync_client=True) as client:
+        assert client.read_flow_run(run.id).name == f"tiny v1 nightly {day}"  # model, version and date
     runs = stack["mlflow"].runs(f"tags.`polyreason.nightly` = '{day}'")
-    registered = {r["tags"]["polyreason.registered"] for r in runs}
-    assert registered and all(ref.startswith("models:/tiny/") for ref in registered)
-    for ref in registered:
-        name, version = ref.removeprefix("models:/").split("/")
-        linked = stack["mlflow"].call("model-versions/get", name=name, version=version)["model_version"]
-        tags = {t["key"]: t["value"] for t in linked["tags"]}
-        assert tags["polyreason.nightly.last_run"] in {r["info"]["run_id"] for r in runs}
+    assert {r["tags"]["polyreason.registered"] for r in runs} == {"models:/tiny/1"}
+    (nightly,) = runs
+    assert nightly["info"]["run_name"].startswith(f"tiny v1 nightly {day} · ")
+    linked = stack["mlflow"].call("model-versions/get", name="tiny", version="1")["model_version"]
+    tags = {t["key"]: t["value"] for t in linked["tags"]}
+    assert tags["polyreason.nightly.last_run"] == nightly["info"]["run_id"]
+    assert f"Latest nightly evaluation: {day}, run [{nightly['info']['run_id']}]" in linked["description"]
+    measured = model_metrics(stack["mlflow"], tags["polyreason.model_id"])  # the version's model: a point a night
+    assert ("evaluation/mgsm/fr/accuracy", nightly["info"]["run_id"]) in measured
+    summary = run_tree_artifacts(stack["api"], run.id)["tiny-v1-nightly"][0].data
+    assert f"# Nightly {day}: `models:/tiny/1`" in summary and "Compared to its previous evaluation (recipe" in summary
+    assert "| mgsm | " in summary and "(n 1)" in summary and "Δ to previous (recipe)" in summary
+    assert "tiny-evaluation-tiny-v1-metrics" in run_tree_artifacts(stack["api"], run.id)
+    stack["nightly"] = str(run.id)
+    deploy_line = next(line for line in stack["deploy"].splitlines() if "nightly-evaluation/tiny " in line)
+    assert deploy_line.endswith(" UTC") and "cron '0 2 * * *' (UTC), next run " in deploy_line
+
+
+def model_metrics(mlflow, model_id: str) -> dict[tuple[str, str], dict]:
+    """(key, run id) -> metric of a logged model, as MLflow's API returns it (its run, dataset, value)."""
+    model = mlflow.call(f"logged-models/{model_id}")["model"]
+    return {(m["key"], m.get("run_id")): m for m in model.get("data", {}).get("metrics", [])}
+
+
+def run_logs(api_url: str, flow_run_id) -> list[str]:
+    """Every log line of a flow run, as its Logs tab shows them."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+        logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+    return [log.message for log in logs]
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -147,26 +203,33 @@ def browser_page():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page = browser.new_page(viewport={"width": 1280, "height": 1100})  # a laptop's screen
         page.set_default_timeout(60_000)
         yield page
         browser.close()
 
 
+PREFECT_STYLE_NAME = "rho56-delos"  # the Run form's default names: a Greek letter, a number, a star
+STAGE_PROGRESS = re.compile(r"(?:data|sft|rejection|grpo|recipe|evaluation \w+): (?:started|step \d+/\d+|done in)"
+                            r"|generate \S+: prompts \d+/\d+")
+
+
 def flow_run_id(api_url: str, name: str) -> str:
-    """The id of the flow run the browser created (its name was typed into the form)."""
+    """The id of the top-level flow run named ``name`` (waiting up to 3 minutes: a worker starts it, then it is
+    named); the recipe subflow it runs bears the same name, as their MLflow run does."""
     from prefect import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName, FlowRunFilterParentTaskRunId
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     runs = []
     with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
-        for _ in range(60):
-            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+        for _ in range(180):
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                name=FlowRunFilterName(any_=[name]), parent_task_run_id=FlowRunFilterParentTaskRunId(is_null_=True)))
             if runs:
                 break
             __import__("time").sleep(1)
-    assert len(runs) == 1, f"the browser's run {name!r} was not created"
+    assert len(runs) == 1, f"no flow run is named {name!r}"
     return str(runs[0].id)
 
 
@@ -231,33 +294,43 @@ def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow
     page.get_by_role("button", name="Custom run").click()
     page.wait_for_url("**/run?**")
     page.get_by_role("button", name="Add item").wait_for()
-    page.locator("input").first.fill("started-in-the-browser")  # the Run Name field
+    page.locator("input").first.fill(PREFECT_STYLE_NAME)  # the Run Name field: a name like the form's own defaults
     choose(page, "tiny")
     page.get_by_role("button", name="Add item").click()
     page.locator("textarea").last.fill("evaluation.sampling.seed=1")  # the new item of the overrides list
     shots(page, "2-prefect-run-form")
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url(lambda url: "/deployments/deployment/" in url and "/run?" not in url)  # back on the deployment
-    page.goto(f"{prefect}/runs/flow-run/{flow_run_id(stack['api'], 'started-in-the-browser')}",
-              wait_until="domcontentloaded")
-    deadline = __import__("time").time() + 600
-    while "Completed" not in page.inner_text("body"):
-        assert "Failed" not in page.inner_text("body") and __import__("time").time() < deadline, page.inner_text("body")
-        page.wait_for_timeout(3000)
+    label = "evaluation.sampling.seed=1"
+    started = flow_run_id(stack["api"], f"recipe · tiny · {label}")  # renamed like its MLflow run once it starts
+    assert re.fullmatch(r"[a-z]+[0-9]+-[a-z]+", PREFECT_STYLE_NAME)
+    page.goto(f"{prefect}/runs/flow-run/{started}", wait_until="domcontentloaded")
+    deadline, progress = __import__("time").time() + 600, []
+    while True:
+        page.wait_for_timeout(2500)  # the page fetches its state and logs after the document
+        body = page.inner_text("body")
+        if "Completed" in body:
+            break
+        assert "Failed" not in body and __import__("time").time() < deadline, body
+        if "Running" in body and STAGE_PROGRESS.search(body):  # its own Logs tab: which stage runs, how far
+            if not progress:
+                shots(page, "3-prefect-started-run-progress")
+            progress += STAGE_PROGRESS.findall(body)
         page.reload(wait_until="domcontentloaded")
+    assert progress, "the started run's page never showed a stage's progress line while it ran"
+    page.get_by_text(re.compile(r"^evaluation grpo: done in ")).first.wait_for()  # the subflows' lines, here
     shots(page, "3-prefect-flow-run-completed")
-    started = flow_run_id(stack["api"], "started-in-the-browser")
     page.get_by_text("Artifacts", exact=True).first.click()  # the run the person started shows the results
     page.get_by_text("tiny-recipe-summary", exact=True).first.click()
     page.get_by_text("benchmark", exact=True).first.wait_for()  # the comparison table of the recipe's summary
     shots(page, "3a-prefect-started-run-summary")
 
     names = flow_run_names(stack["api"], started)  # every stage's flow run named like its MLflow run
-    label = "evaluation.sampling.seed=1"
-    for stage in ("recipe", "data", "sft", "rejection", "grpo", "evaluation-base", "evaluation-sft", "evaluation-grpo"):
-        assert f"tiny-{stage} · {label}" in names, (stage, sorted(names))
-    page.goto(f"{prefect}/runs/flow-run/{names[f'tiny-evaluation-grpo · {label}']}", wait_until="domcontentloaded")
-    page.get_by_text(f"tiny-evaluation-grpo · {label}").first.wait_for()
+    for stage in ("recipe", "data", "sft", "rejection", "grpo", "base evaluation", "sft evaluation",
+                  "grpo evaluation"):
+        assert f"{stage} · tiny · {label}" in names, (stage, sorted(names))
+    page.goto(f"{prefect}/runs/flow-run/{names[f'grpo evaluation · tiny · {label}']}", wait_until="domcontentloaded")
+    page.get_by_text(f"grpo evaluation · tiny · {label}").first.wait_for()
     page.get_by_text(re.compile(r"generate .*: prompts \d+/\d+, .* tokens/s")).first.wait_for()  # its progress
     page.get_by_text(re.compile(r"^evaluation grpo: done in ")).first.wait_for()
     shots(page, "3b-prefect-stage-progress-logs")
@@ -266,7 +339,7 @@ def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow
     page.goto(f"{mlflow_url}/#/experiments/{parent['info']['experiment_id']}/runs/{parent['info']['run_id']}",
               wait_until="domcontentloaded")
     page.get_by_text("evaluation/grpo/mgsm/fr/accuracy", exact=True).first.wait_for()
-    page.get_by_text("Registered models").wait_for()
+    page.get_by_role("heading", name="Registered models").wait_for()  # its logged models' table names it too
     assert page.get_by_role("link", name="tiny", exact=True).count() >= 1  # the registered model, linked
     shots(page, "4-mlflow-parent-run")
 
@@ -299,9 +372,8 @@ def test_compare_puts_a_recipe_and_a_registered_version_side_by_side(stack):
     comparison = mlflow.runs("tags.`polyreason.stage` = 'comparison'")[0]
     assert comparison["tags"]["polyreason.baseline"] == "base"
     assert "evaluation/grpo/mgsm/fr/accuracy_delta" in comparison["metrics"]
-    files = [f["path"] for f in mlflow.call("artifacts/list", run_id=comparison["info"]["run_id"],
-                                            path="comparison").get("files", [])]
-    assert any(path.endswith("mgsm_accuracy_vs_lcpr.png") for path in files)
+    files = [f["path"] for f in mlflow.call("artifacts/list", run_id=comparison["info"]["run_id"]).get("files", [])]
+    assert "mgsm_accuracy_vs_lcpr.png" in files  # top level: MLflow's compare view shows it
 
 
 def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
@@ -324,12 +396,16 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
         page.get_by_text(differing, exact=True).first.wait_for()
     shots(page, "6-mlflow-compare-recipes")
 
-    model_id = mlflow.version("tiny", "candidate")["source"].removeprefix("models:/")
+    first = mlflow.call("model-versions/get", name="tiny", version="1")["model_version"]  # the nightly's version
+    model_id = first["source"].removeprefix("models:/")
     assert model_id.startswith("m-"), "the registered version is a LoggedModel"
-    page.goto(f"{mlflow_url}/#/experiments/{experiment}/models/{model_id}", wait_until="domcontentloaded")
+    page.goto(f"{mlflow_url}/#/experiments/{experiment}/models/{model_id}?{UI_VIEW}", wait_until="domcontentloaded")
     page.get_by_text(model_id, exact=True).first.wait_for()
-    page.get_by_text(re.compile(r"^Metrics \(\d+\)$")).first.wait_for()
-    shots(page, "7-mlflow-logged-model")
+    page.get_by_text("evaluation/mgsm/fr/accuracy", exact=True).first.wait_for()  # the evaluations' metrics
+    assert page.get_by_text(re.compile(r"^Metrics \(0\)$")).count() == 0
+    nightly_run = mlflow.run({t["key"]: t["value"] for t in first["tags"]}["polyreason.nightly.last_run"])
+    page.get_by_text(nightly_run["info"]["run_name"]).first.wait_for()  # the nightly's point, by its run
+    shots(page, "7-mlflow-registered-model-metrics")
 
     browser = next(p for p in parents if p["data"].get("params") and
                    {q["key"]: q["value"] for q in p["data"]["params"]}.get("evaluation.sampling.seed") == "1")
@@ -340,12 +416,14 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
     page.get_by_text("evaluation/mgsm/fr/accuracy", exact=True).first.wait_for()  # its metrics, on its page
     assert page.get_by_text(re.compile(r"^Metrics \(0\)$")).count() == 0
     shots(page, "7b-mlflow-evaluated-model-metrics")
-    table = run_tree_artifacts(stack["api"], flow_run_id(stack["api"], "started-in-the-browser"))[
+    table = run_tree_artifacts(stack["api"], flow_run_id(stack["api"], "recipe · tiny · evaluation.sampling.seed=1"))[
         "tiny-evaluation-grpo-metrics"][0]
     page.goto(f"{prefect}/runs/flow-run/{table.flow_run_id}", wait_until="domcontentloaded")
     page.get_by_text("Artifacts", exact=True).first.click()
     page.get_by_text("tiny-evaluation-grpo-metrics", exact=True).first.click()
     page.get_by_text("evaluation/mgsm/accuracy", exact=True).first.wait_for()
+    headline = page.get_by_role("columnheader", name="in_domain").first.bounding_box()
+    assert headline and headline["x"] + headline["width"] <= 1280, headline  # visible on a 1280-pixel screen
     shots(page, "8-prefect-metrics-table")
     page.go_back(wait_until="domcontentloaded")
     page.get_by_text("Artifacts", exact=True).first.click()
@@ -368,3 +446,18 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
     page.get_by_text(re.compile(r"At 02:00 AM")).first.wait_for()  # the profile's cron, 0 2 * * *
     page.get_by_role("link", name="nightly-evaluation").first.wait_for()  # the header has loaded its flow
     shots(page, "10-prefect-nightly-schedule")
+
+    page.goto(f"{prefect}/runs/flow-run/{stack['nightly']}", wait_until="domcontentloaded")  # the nightly's own page
+    page.get_by_text(re.compile(r"^tiny v1 nightly \d{4}-\d\d-\d\d$")).first.wait_for()
+    page.get_by_text("Artifacts", exact=True).first.click()
+    page.get_by_text("tiny-v1-nightly", exact=True).first.click()
+    page.get_by_text(re.compile(r"Version evaluated: models:/tiny/1")).first.wait_for()  # the version
+    page.get_by_text("accuracy", exact=True).first.wait_for()  # its metrics table, with intervals and the delta
+    page.get_by_text(re.compile(r"Δ to previous \(recipe\)")).first.wait_for()
+    assert page.get_by_role("link", name=re.compile(r"^[0-9a-f]{32}$")).count() >= 1  # its MLflow run, linked
+    shots(page, "11-prefect-nightly-run")
+
+    page.goto(f"{prefect}/runs/flow-run/{stack['refused']}", wait_until="domcontentloaded")  # a mistyped key
+    page.get_by_text(re.compile(r"grpo\.learning_rat: neither a field")).first.wait_for()
+    assert "Traceback" not in page.inner_text("body") and "FailedRun" not in page.inner_text("body")
+    shots(page, "12-prefect-refused-key")

@@ -44,8 +44,8 @@ def recipe_profile(model: Path, shared_data: Path, tracking_uri: str) -> dict:
                  "per_device_train_batch_size": 4, "save_steps": 1, "cpu_threads": 1, "audit": {"enabled": False},
                  "sampling": {"n": 2, "temperature": 1.0, "max_new_tokens": 6}},
         "evaluation": {"model": {**tiny, "chat": True}, "sampling": {"max_new_tokens": 6, "batch_size": 8},
-                       "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": LANGS,
-                                       "limit": 2}]},
+                       "benchmarks": [{"name": "mgsm", "data_dir": str(shared_data / "mgsm"), "languages": list(LANGS),
+                                       "limit": 2}]},  # a list of its own: one list twice is a YAML alias
         "registry": {"name": "tiny-recipe", "alias": "candidate"},
     }
 
@@ -158,6 +158,12 @@ def measured_models(mlflow: MlflowREST, children: dict[str, dict], trained: dict
         assert accuracy["value"] == run["metrics"]["evaluation/mgsm/fr/accuracy"]
 
 
+def measured_model(run: dict) -> str:
+    """The logged model an evaluation run measured (its one model input)."""
+    (model_id,) = [m["model_id"] for m in run["inputs"]["model_inputs"]]
+    return model_id
+
+
 def by_name(runs: list[dict]) -> dict[str, dict]:
     """Child runs by stage (an evaluation by its model too): ``data``, ``sft``, ``evaluation-base`` …"""
     def key(run: dict) -> str:
@@ -180,8 +186,8 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert set(children) == {"data", "sft", "rejection", "grpo", "evaluation-base", "evaluation-sft",
                              "evaluation-grpo"}
     assert {c["tags"]["polyreason.cache"] for c in children.values()} == {"miss"}
-    assert parent["info"]["run_name"] == f"tiny-recipe-recipe · {first['run_id'][:8]}"  # no override: nothing to add
-    assert children["evaluation-sft"]["info"]["run_name"].startswith("tiny-recipe-evaluation-sft · ")
+    assert parent["info"]["run_name"] == f"recipe · tiny-recipe · {first['run_id'][:8]}"  # no override: nothing to add
+    assert children["evaluation-sft"]["info"]["run_name"].startswith("sft evaluation · tiny-recipe · ")
     for run in (parent, *children.values()):  # the Prefect flow run that logged it, for the way back
         assert run["tags"]["prefect.flow_run.id"] and run["tags"]["prefect.flow_run.name"], run["info"]["run_name"]
     assert len({c["tags"]["prefect.flow_run.id"] for c in children.values()}) == len(children)  # a flow run each
@@ -223,18 +229,22 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     assert version["version"] == "1" and version["run_id"] == first["run_id"]
     assert tags["polyreason.base_model"] == str(tiny_model_dir) and tags["polyreason.kind"] == "adapter"
     assert tags["polyreason.parent_run_id"] == first["run_id"] and tags["polyreason.languages"] == "en,fr"
-    assert "mgsm/fr/accuracy" in tags and tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
-    trained = tags["polyreason.trained_model"].removeprefix("models:/")  # the version leads to the GRPO stage's model
+    assert tags["polyreason.profile_digest"] == parent["tags"]["polyreason.profile_digest"]
+    assert not [key for key in tags if key.startswith("mgsm/")]  # its metrics are its model's, not text tags
+    trained = tags["polyreason.model_id"]  # the version is the GRPO stage's model, the one its evaluation measured
+    assert version["source"] == f"models:/{trained}" and trained in version["description"]
     assert trained in {o["model_id"] for o in children["grpo"]["outputs"]["model_outputs"]}
-    assert trained in version["description"] and version["source"].removeprefix("models:/") in version["description"]
+    assert measured_model(children["evaluation-grpo"]) == trained
+    assert trained in {o["model_id"] for o in parent["outputs"]["model_outputs"]}  # the recipe lists its models
+    assert "polyreason-model.json" in mlflow.model_artifacts(trained)  # the card that says how to load it
 
     second = polyreason_recipe(profile, project, prefect_server, "grpo.learning_rate=2.0e-5",
                                "execution.runner=threads", "execution.workers=2", as_json=True)  # fanned out
     parent2 = mlflow.run(second["run_id"])
     children2 = by_name(mlflow.children(parent2))
     label = "grpo.learning_rate=2.0e-5 execution.runner=threads execution.workers=2"  # what this run changed
-    assert parent2["info"]["run_name"] == f"tiny-recipe-recipe · {label} · {second['run_id'][:8]}"
-    assert children2["grpo"]["info"]["run_name"].startswith(f"tiny-recipe-grpo · {label} · ")
+    assert parent2["info"]["run_name"] == f"recipe · tiny-recipe · {label} · {second['run_id'][:8]}"
+    assert children2["grpo"]["info"]["run_name"].startswith(f"grpo · tiny-recipe · {label} · ")
     assert parent2["metrics"]["evaluation/fanout/tasks"] == 1  # only the new GRPO model had anything to generate
     assert "evaluation/fanout.json" in mlflow.artifacts(second["run_id"], "evaluation")
     for stage in ("data", "sft", "rejection", "evaluation-base", "evaluation-sft"):
@@ -263,6 +273,8 @@ def test_recipe_runs_every_stage_under_one_parent_and_reuses_what_did_not_change
     registered, _ = polyreason("evaluate", profile, project, prefect_server, "data=null", "sft=null", "grpo=null",
                                "registry=null", "evaluation.model.model=models:/tiny-recipe@candidate")
     assert registered["model"]["registered"] == "models:/tiny-recipe/2"
-    assert registered["model"]["model"]["adapter"].endswith("adapter")
+    assert (Path(registered["model"]["model"]["adapter"]) / "adapter_config.json").is_file()
     run = mlflow.run(registered["run_id"])
     assert run["tags"]["polyreason.registered"] == "models:/tiny-recipe/2" and "evaluation/mgsm/fr/accuracy" in run["metrics"]
+    version2 = mlflow.call("model-versions/get", name="tiny-recipe", version="2")["model_version"]
+    assert measured_model(run) == version2["source"].removeprefix("models:/")  # its metrics on the version's model

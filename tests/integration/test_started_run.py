@@ -25,11 +25,11 @@ def run_logs(monkeypatch):
     """The lines Prefect's API log handler is given for the server (a spy: the real handler still sends them)."""
     from prefect.logging.handlers import APILogHandler
 
-    lines: list[str] = []
+    lines: list[tuple[str, str]] = []  # (the flow run it is sent to, the line)
     real = APILogHandler.emit
 
     def emit(self, record):
-        lines.append(record.getMessage())
+        lines.append((str(getattr(record, "flow_run_id", "")), record.getMessage()))
         return real(self, record)
 
     monkeypatch.setattr(APILogHandler, "emit", emit)
@@ -54,18 +54,21 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
             parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[started.id])))
         keys = {a.key for a in client.read_artifacts(artifact_filter=ArtifactFilter(
             flow_run_id=ArtifactFilterFlowRunId(any_=[started.id])))}
-    assert started.name == "fake-eval-evaluate · evaluation.sampling.seed=3"
-    assert [run.name for run in children] == ["fake-eval-evaluation-base · evaluation.sampling.seed=3"]
+    assert started.name == "evaluate · fake-eval · evaluation.sampling.seed=3"
+    assert [run.name for run in children] == ["base evaluation · fake-eval · evaluation.sampling.seed=3"]
     assert {"plan-fake-eval", "fake-eval-evaluation-base-metrics", "fake-eval-evaluation-base-mlflow-run"} <= keys
 
-    logged = run_logs
-    assert "generate base: prompts 2/2" in " ".join(logged)  # the stage's progress, in the run's logs
-    assert any(line.startswith("evaluation base: done in") for line in logged)
+    for run in (children[0].id, started.id):  # the stage's progress, in its run's logs and in the started run's
+        logged = [line for flow_run, line in run_logs if flow_run == str(run)]
+        assert any(line.startswith("evaluation base: started (MLflow run ") for line in logged), logged
+        assert "generate base: prompts 2/2" in " ".join(logged)
+        assert sum(line.startswith("evaluation base: done in") for line in logged) == 1, logged
 
     uri = tracking.tracking_uri(tracking.TrackingSettings(), tmp_path / "project")
     run = tracking.client(uri).get_run(summary["run_id"])
     params = run.data.params
-    assert run.data.tags["prefect.flow_run.name"] == "fake-eval-evaluation-base · evaluation.sampling.seed=3"
+    assert run.data.tags["prefect.flow_run.name"] == "base evaluation · fake-eval · evaluation.sampling.seed=3"
+    assert run.info.run_name == f"base evaluation · fake-eval · evaluation.sampling.seed=3 · {run.info.run_id[:8]}"
     from prefect.settings import PREFECT_UI_URL
 
     url = run.data.tags.get("prefect.flow_run.url")

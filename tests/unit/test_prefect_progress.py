@@ -53,3 +53,9 @@ def test_a_refusal_drops_the_engine_traceback_of_its_own_failed_state_only():
     assert refusal.filter(record(FailedRun("another run failed")))  # any other failure keeps its traceback
     assert refusal.filter(record(RuntimeError(refusal.message)))
 
+
+def test_prefect_made_up_run_names_are_replaced_and_typed_ones_stay():
+    from runtime.flow_names import is_generated
+
+    assert [is_generated(n) for n in ("rare-scallop", "epsilon4-enif", "rho56-delos", "xi-aso")] == [True] * 4
+    assert [is_generated(n) for n in ("lr 2e-5", "baseline-run-2", "My-Run", "sweep-lr2e5-b4", None)] == [False] * 5
