@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from prefect import flow
 
+# a placed stage's worker loads this file by its path, not as flows.<name>: importing the package hands the
+# settings their registries before Prefect validates the profile parameter (flows/__init__.py)
+import flows  # noqa: F401
+
 from components.config import flatten
 from components.settings import Profile, ProfileError
 from runtime.flow_names import stage_run_name, subject
