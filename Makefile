@@ -36,11 +36,13 @@ demo: setup
 
 # the ray and dask extras: the tests of execution.runner ray/dask (tests/e2e/test_parallel_evaluation.py);
 # POLYREASON_REQUIRE_CLUSTER_RUNNERS makes those tests fail, rather than skip, without them
-# TEST_WORKERS: pytest-xdist workers; --dist loadfile keeps each test file on one worker, so a module's servers
+# TEST_WORKERS: pytest-xdist workers (3 on 2 cores: they mostly wait on servers and subprocesses; a fresh clone's
+# `bash .ci/run` took 1925 s with 3, green, against 1933 s with 2 while its slowest test failed early);
+# --dist loadfile keeps each test file on one worker, so a module's servers
 # and cached stages are built once. Beside them (the workers keep 2 cores ~70% busy: they wait on servers and
 # subprocesses), one background job builds the vLLM environment and then runs the vLLM tests; its log is printed
 # after the main suite, and either part failing fails the target
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 # DeepSpeed compiles its CPU communication op on first use (50-100 s on 2 cores) into TORCH_EXTENSIONS_DIR: kept
 # beside the environment, so a run of the suite builds it once (tests/e2e/test_sharded_training.py, before its
 # launches) and every sharded launch after it loads the build
