@@ -71,3 +71,20 @@ def _restore_signal_handlers():
     for number, handler in saved.items():
         if signal.getsignal(number) is not handler and handler is not None:
             signal.signal(number, handler)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files in the order of their expected seconds, longest first (``tests.helpers.file_schedule``)."""
+    from tests.helpers.file_schedule import order_by_expected_seconds, read_table
+
+    order_by_expected_seconds(items, read_table())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``: longest expected file first, one file per worker at a time; other modes: xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.helpers.file_schedule import make_scheduler
+
+    return make_scheduler(config, log)

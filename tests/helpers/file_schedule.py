@@ -1,0 +1,91 @@
+"""The order pytest-xdist hands test files to its workers: longest expected file first, one file per worker at a time.
+
+``--dist loadfile`` keeps a file on one worker (its module-scoped servers and cached
+stages are built once), but xdist's own queue sorts files by their *number* of tests,
+largest first, and gives a worker its next file as soon as it has two tests or fewer
+left. On this suite that schedules the many-test unit files first and the end-to-end
+files (a few tests of one to six minutes each) last, and a worker still in a
+six-minute file can hold the next long file while the other workers run out of work:
+the run ends on a tail of one or two busy workers.
+
+This scheduler is xdist's ``LoadFileScheduling`` with two changes: the queue keeps the
+collection's order, which ``order_by_expected_seconds`` sorts by each file's expected
+seconds, longest first (the classic longest-processing-time rule for identical
+machines), and a worker is given its next file only once its current file is done.
+The expected seconds come from ``FILE_SECONDS`` (``tests/file_seconds.json``, a
+measured run of the whole suite; refresh it with ``python -m tests.helpers.file_schedule
+LOG`` on the output of ``pytest --durations=0``); a file it does not list is expected to
+take ``DEFAULT_SECONDS`` for its kind. The numbers only order the queue: a stale entry
+costs balance, never a test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+FILE_SECONDS = Path(__file__).resolve().parents[1] / "file_seconds.json"
+DEFAULT_SECONDS = {"tests/e2e": 120.0, "tests/integration": 30.0}  # else 2 s: unit tests and doctests
+DURATION_LINE = re.compile(r"^(?P<seconds>\d+(?:\.\d+)?)s\s+(?:setup|call|teardown)\s+(?P<nodeid>\S+)")
+
+
+def expected_seconds(path: str, table: dict[str, float]) -> float:
+    """A file's expected seconds: the table's, or its kind's default."""
+    if path in table:
+        return table[path]
+    return next((seconds for prefix, seconds in DEFAULT_SECONDS.items() if path.startswith(prefix)), 2.0)
+
+
+def read_table(path: Path = FILE_SECONDS) -> dict[str, float]:
+    """The committed file -> seconds table (empty when the file is absent)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def order_by_expected_seconds(items: list, table: dict[str, float]) -> None:
+    """Sort collected items in place: files by expected seconds, longest first; a file's items keep their order."""
+    position = {}
+    for index, item in enumerate(items):
+        position.setdefault(item.nodeid.split("::", 1)[0], index)
+    items.sort(key=lambda item: (-expected_seconds(item.nodeid.split("::", 1)[0], table),
+                                 position[item.nodeid.split("::", 1)[0]]))
+
+
+def seconds_per_file(lines: list[str]) -> dict[str, float]:
+    """File -> summed setup, call and teardown seconds, from ``pytest --durations=0`` output lines."""
+    totals: dict[str, float] = defaultdict(float)
+    for line in lines:
+        found = DURATION_LINE.match(line.strip())
+        if found:
+            totals[found["nodeid"].split("::", 1)[0]] += float(found["seconds"])
+    return {path: round(seconds, 1) for path, seconds in sorted(totals.items(), key=lambda kv: -kv[1])}
+
+
+def make_scheduler(config, log):
+    """The longest-first, one-file-at-a-time ``loadfile`` scheduler (see the module docstring)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFileFirst(LoadFileScheduling):
+        def __init__(self, config, log=None) -> None:
+            config.option.loadscopereorder = False  # keep the collection's (expected-seconds) order
+            super().__init__(config, log)
+
+        def _reschedule(self, node) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 0:
+                return  # the next file waits for a worker that is free, not for this one
+            self._assign_work_unit(node)
+
+    return LongestFileFirst(config, log)
+
+
+if __name__ == "__main__":
+    table = seconds_per_file(Path(sys.argv[1]).read_text(encoding="utf-8").splitlines())
+    FILE_SECONDS.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(table)} files, {sum(table.values()):.0f} s in all -> {FILE_SECONDS}")
