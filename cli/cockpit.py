@@ -173,7 +173,7 @@ def _paper_table(paper: Optional[str], project_dir: Path) -> Optional[str]:
     if paper is None:
         return None
     from cli.preflight import Refused
-    from components.paper_tables import load_table, resolve_table
+    from components.reports.paper_tables import load_table, resolve_table
 
     try:
         table = resolve_table(paper, project_dir)

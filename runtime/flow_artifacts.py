@@ -10,7 +10,7 @@ never check.
 * ``publish_markdown`` / ``publish_table`` / ``publish_link``: Prefect's
   ``create_markdown_artifact``, ``create_table_artifact`` and ``create_link_artifact``.
 * ``publish_stage_run(run, project, name)``: what every stage's flow run shows when its MLflow run
-  is done: the run's metrics per language as a table (``components.run_report``,
+  is done: the run's metrics per language as a table (``components.reports.run_tables``,
   read back from MLflow, so the page shows what MLflow holds, cache hits
   included: logging tasks are never cached) and a link to the run.
 * ``publish_recipe_summary``: the recipe's markdown summary (its comparison with
@@ -104,7 +104,7 @@ def mlflow_ui_url(run: RunRef, project: Project) -> str:
 
 def publish_stage_run(run: RunRef, project: Project, name: str) -> None:
     """The stage's metrics table (``<name>-metrics``) and the link to its MLflow run (``<name>-mlflow-run``)."""
-    from components.run_report import language_table
+    from components.reports.run_tables import language_table
 
     if not in_flow_run():
         return
@@ -122,7 +122,7 @@ def publish_stage_run(run: RunRef, project: Project, name: str) -> None:
 def publish_recipe_summary(parent: RunRef, project: Project, name: str, comparison: Any, baseline: str,
                            registered: Any) -> None:
     """The recipe's markdown summary (``<name>-summary``): its MLflow run, the comparison, the registered version."""
-    from components.run_report import recipe_summary
+    from components.reports.run_tables import recipe_summary
 
     if not in_flow_run():
         return
@@ -147,7 +147,7 @@ def publish_nightly_summary(tracking_uri: str, run_id: str, project: Project, na
                             model_id: str, previous: dict | None, comparison: Any) -> None:
     """A nightly evaluation's markdown (``<name>-nightly``): the version, its run and logged model, its metrics with
     their intervals, and the delta to the version's previous evaluation with its paired interval."""
-    from components.run_report import nightly_summary
+    from components.reports.run_tables import nightly_summary
 
     if not in_flow_run():
         return

@@ -64,8 +64,7 @@ COMPONENT_LAYERS: dict[str, int] = {  # group of ``components`` -> its layer (0:
     # 5: the stages' work: scoring, the verifier audit, training
     "scoring": 5, "audit": 5, "training": 5,
     # 6: what is reported and planned from them
-    "scoring_explain": 6, "reporting": 6, "comparison": 6, "plot_labels": 6, "comparison_headline": 6,
-    "run_report": 6, "paper_tables": 6, "paper_comparison": 6, "run_form": 6, "planning": 6,
+    "scoring_explain": 6, "reports": 6, "run_form": 6, "planning": 6,
     # 7: the catalog of every registry, which the entry points hand to the settings
     "catalog": 7,
 }

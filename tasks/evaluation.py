@@ -154,7 +154,7 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project: Proj
 @task(name="report", cache_policy=cache_policy("reporting"), **CACHED)
 def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, project: Project) -> ArtifactRef:
     """Render the benchmark's metrics, tables and plot (groups as scored) into a content-addressed directory."""
-    from components.reporting import write_report
+    from components.reports.benchmark import write_report
 
     def render(out: Path) -> Made:
         report = write_report(benchmark, generations.path, scores.path, out)
@@ -208,7 +208,7 @@ def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores:
     number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset. The plot
     is ``<benchmark>_accuracy_vs_lcpr.png`` at the run's top level, where MLflow's compare view finds it in every
     evaluation run (it lists only top-level files common to the runs compared)."""
-    from components.reporting import FIGURE_FILE, generations_file, read_report
+    from components.reports.benchmark import FIGURE_FILE, generations_file, read_report
 
     rendered = read_report(benchmark, report.path)
     score_errors = scores.summary.get("errors", 0)

@@ -37,7 +37,7 @@ EDITS = [  # (file, line after which a comment is inserted, or None: appended; t
     ("components/metrics/lcpr.py", None, "score", True),
     ("components/extraction.py", None, "generate", False),
     ("components/scoring.py", None, "generate", False),
-    ("components/reporting.py", None, "score", False),
+    ("components/reports/benchmark.py", None, "score", False),
     ("components/rewards/pcs.py", None, "generate", False),  # a GRPO reward keeps the base model's generations
     ("components/rewards/pcs.py", None, "grpo-train", True),
     ("components/extraction.py", None, "grpo-train", True),

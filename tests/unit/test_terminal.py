@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from components.comparison import value_text
+from components.reports.comparison import value_text
 from cli.terminal import ProgressHandler, recipe_text, summary_text, verify_text, where_lines
 from components.progress import LOGGER, MarkedLines, marked, report
 from components.quiet import quiet_libraries

@@ -16,7 +16,7 @@ the numbers on the Prefect page are exactly the MLflow run's:
   ``_delta_significant`` mark and ``<m>_n_both``, the units both models were judged on.
 * ``recipe_summary(...)``: the recipe's markdown: the registered version and where its
   MLflow run is, then the headline (the in-domain languages' LCPR, then accuracy) and every
-  compared metric: ``components.comparison``'s rows, each value with its interval and n, each
+  compared metric: ``components.reports.comparison``'s rows, each value with its interval and n, each
   delta with its paired interval and n_both, one narrow table per metric (a row per model).
 * ``nightly_summary(...)``: a nightly evaluation of a registered version against the version's
   previous evaluation, the same way.
@@ -37,14 +37,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.comparison import LEGEND, PREVIOUS, baseline_text, delta_text, value_text
+from components.reports.comparison import LEGEND, PREVIOUS, baseline_text, delta_text, value_text
 from components.language import is_supported
 from components.metrics.aggregate import COUNT, STDERR
 
 GROUPS = ("overall", "all", "in_domain", "out_of_domain", "low", "mid", "high")  # cells of several languages
 VALUE = "value"  # the column of metrics logged without a language
 DELTA = "_delta"
-BOTH = "_n_both"  # the units a delta is over (components.comparison)
+BOTH = "_n_both"  # the units a delta is over (components.reports.comparison)
 COMPANIONS = (STDERR, COUNT, f"{DELTA}_low", f"{DELTA}_high", f"{DELTA}_significant", BOTH)
 
 
@@ -179,7 +179,7 @@ def metric_table(rows: Sequence[Mapping[str, Any]], name: str, against: str) -> 
 def comparison_markdown(rows: Sequence[Mapping[str, Any]], baseline: str,
                         names: Sequence[str] | None = None) -> str:
     """The comparison's rows as markdown: the legend, then one table per metric (``names``: these, in this order;
-    default every compared metric), ``components.comparison``'s texts in each cell."""
+    default every compared metric), ``components.reports.comparison``'s texts in each cell."""
     models = list(dict.fromkeys(r["model"] for r in rows))
     names = names or list(dict.fromkeys(k for r in rows for k in r if k + STDERR in r and not k.endswith(DELTA)))
     against = "the model before" if baseline == PREVIOUS else baseline

@@ -1,6 +1,6 @@
 """A run held against its paper's table: measured against printed, row by row, with the measured value's interval.
 
-Input: the rows of a paper table (``components.paper_tables``: one ``PaperRow`` per table row,
+Input: the rows of a paper table (``components.reports.paper_tables``: one ``PaperRow`` per table row,
 benchmark, metric and language or group) and the measurements the compared runs offer, one
 ``Measurement`` per run: its ``role`` (a recipe's model tag ``base``/``sft``/``grpo``, ``evaluation``
 for an evaluation run outside a recipe, ``audit``), its settings as logged (flattened
@@ -40,7 +40,7 @@ the entry ``~``). A run that logged no standard error (an audit's rates) has no 
 verdict. The text table prints every value on the paper's own scale (percent for
 ``scale: 100``).
 
-The table's own corrections and other row kinds (``components.paper_tables``). A cell the
+The table's own corrections and other row kinds (``components.reports.paper_tables``). A cell the
 paper prints inconsistently is held against its ``corrected`` value; the entry keeps the
 printed one (``printed``) and the ``evidence``, and the text prints both. A bound (``relation``
 ``>``/``<``: "over 95 %") is consistent when the measured interval reaches past it
@@ -69,7 +69,7 @@ import yaml
 
 from components.config import parse_override
 from components.metrics.intervals import Z95, as_rate, effective_n, newcombe, wilson
-from components.paper_tables import PaperRow
+from components.reports.paper_tables import PaperRow
 
 _MISSING = object()
 

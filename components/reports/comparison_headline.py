@@ -1,6 +1,6 @@
 """The headline of a model comparison: what a recipe run is about, in a few lines that fit a terminal.
 
-The full comparison (``components.comparison``) has a block per metric and a line per
+The full comparison (``components.reports.comparison``) has a block per metric and a line per
 language and language group, each cell with its error and its paired delta: on the embedded
 demo four metrics by six lines, 178 characters wide. A recipe is about how its trained
 models move the language of the reasoning, and the accuracy beside it, in the languages the
@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.comparison import MIN_SHARED, aligned, delta_text, value_text
+from components.reports.comparison import MIN_SHARED, aligned, delta_text, value_text
 from components.data.benchmarks import benchmark_kind as kind_of
 from components.metrics.table import LANGUAGE_METRIC
 

@@ -1,7 +1,7 @@
 """Models side by side: per-language values with their errors, paired deltas to a baseline, the Pareto plot.
 
 Input: for each model (a tag such as ``base``, ``sft``, ``grpo``, or a registered version)
-the per-language tables of its benchmark reports (``components.reporting``: each
+the per-language tables of its benchmark reports (``components.reports.benchmark``: each
 metric with ``_stderr`` and ``_n``), and, where available, its scored rows (a ``scores.json``
 or an evaluation run's joined generations table). Output:
 
@@ -76,7 +76,7 @@ from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.table import (
     LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, macro_fields, metric_for,
 )  # fmt: skip
-from components.plot_labels import label_offsets, merged_labels
+from components.reports.plot_labels import label_offsets, merged_labels
 
 Tables = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> language rows
 Scored = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]  # model -> benchmark -> scored rows
@@ -129,7 +129,7 @@ def check_baseline(models: Sequence[str], baseline: str) -> None:
 
 
 def language_tables(metrics: Mapping[str, float], headline: str = "accuracy") -> dict[str, list[dict]]:
-    """An evaluation run's ``evaluation/<benchmark>/<lang>/<metric>`` metrics (``components.reporting``'s
+    """An evaluation run's ``evaluation/<benchmark>/<lang>/<metric>`` metrics (``components.reports.benchmark``'s
     keys) read back as per-benchmark language rows, the input of ``comparison_rows``; ``headline``: the
     accuracy its scoring section led with (the run's ``evaluation.scoring.headline`` parameter).
 

@@ -10,7 +10,7 @@ A file holds ``paper`` (title, arXiv id), ``source`` (the text the numbers were 
 fractions: a measured value is ``value / scale`` on the project's 0-1 scale), ``note``,
 ``problems`` (optional: benchmark -> the problems per language the paper's figures are over,
 its n in independent units, which puts the paper's own sampling error into a comparison:
-``components.paper_comparison``) and ``rows``, a list of entries, one per (table row,
+``components.reports.paper_comparison``) and ``rows``, a list of entries, one per (table row,
 benchmark, metric)::
 
     - {table: Table 16, row: +AdaMame-GRPO, model: Qwen3-4B, measured_by: grpo,
@@ -285,7 +285,7 @@ def load_table(path: str | Path) -> list[PaperRow]:
     return parse_table(yaml.safe_load(Path(path).read_text(encoding="utf-8")), str(path))
 
 
-REPOSITORY_PROFILES = Path(__file__).resolve().parents[1] / "profiles"
+REPOSITORY_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 
 
 def find_table(name: str, project_dir: str | Path) -> Path | None:
