@@ -202,7 +202,7 @@ def load_error_text(evaluations: Sequence[Mapping[str, Any]]) -> str:
 def score_text(result: Mapping[str, Any]) -> str:
     """``polyreason score``'s table: per benchmark, every column of the language table (the headline accuracy,
     LCPR, LPR, WPR, SLC, SLC&Acc, TTC) per language and overall, with its 95% interval and n."""
-    from components.metrics.table import table_columns
+    from components.metrics.registry import table_columns
     from components.reports.benchmark import benchmark_report
 
     blocks = []

@@ -34,7 +34,7 @@ from prefect.cache_policies import CachePolicy
 
 from components.config import fingerprint as fingerprint_of
 from components.settings import GRPOStageSettings, SFTSettings
-from components.training.nodes import Rendezvous, announced, nodes_dir
+from components.training.multinode import Rendezvous, announced, nodes_dir
 from components.training.runner import (
     TrainingJob, job_launch_command, last_complete_checkpoint, world_size, write_job,
 )  # fmt: skip
@@ -121,14 +121,14 @@ def run_trainer(job: TrainingJob, out: Path, phase: str = "train") -> None:
     """Launch the trainer process for ``phase`` and wait; its output goes to ``<out>/<phase>.log``.
 
     Models loaded for generation in this process are released first: the trainer needs the memory. In a
-    multi-node job (the work pool's job sets the rendezvous, ``components.training.nodes``) this is node 0:
+    multi-node job (the work pool's job sets the rendezvous, ``components.training.multinode``) this is node 0:
     the launch is announced to the other nodes while its own trainer processes run.
     """
     release_generators()
     rendezvous = Rendezvous.from_env()
     if rendezvous is not None and rendezvous.node_rank != 0:
         raise RuntimeError(f"this flow run is on node {rendezvous.node_rank}; node 0 runs the flow and the others "
-                           "follow (python -m components.training.node follow)")
+                           "follow (python -m components.training.node_role follow)")
     command, log, timeout_s = trainer_command(job, out, phase, rendezvous)
     with announced(nodes_dir() if rendezvous else None, out / "job.json", out, phase):
         run_stage_process(command, log, timeout_s, f"{job.stage.upper()} {phase}")

@@ -8,13 +8,13 @@ in-domain languages at scoring time), each metric with its ``<metric>_stderr`` a
 subsets and the standard errors included, come from ``components.metrics.aggregate``. A cell
 under a macro rule adds each subset's values as ``<metric>_<subset>`` (``accuracy_math500``,
 ``accuracy_math500_stderr``) and the row-pooled values as ``<metric>_micro``. The language
-table's columns are the metric table's columns (``components.metrics.table.table_columns``),
+table's columns are the metric table's columns (``components.metrics.registry.table_columns``),
 each with its standard error and n: the scores' ``headline`` accuracy first (``accuracy``
 unless the scoring section names a pass@k; every row says which under ``headline``), the
 LCPRs of rules scored beside the main rule after ``lcpr``. The plot draws the headline
 accuracy against LCPR with one standard error on both axes. A QA benchmark's table has the QA
 columns (fEM first, c3Recall, CLR, EM, searches) and its plot draws fEM against CLR, the
-answer-language rate (``components.metrics.table.LANGUAGE_METRIC``).
+answer-language rate (``components.metrics.registry.LANGUAGE_METRIC``).
 
 ``failed_lines_table`` lists every line that failed the LCPR line level, one record each (the row's id,
 language and sample, the line and the language detected in it), so a low LCPR can be read line by line; the
@@ -43,7 +43,7 @@ from typing import Any, Mapping, Sequence
 
 from components.metrics.aggregate import COUNT, STDERR
 from components.data.benchmarks import benchmark_kind as kind_of
-from components.metrics.table import LANGUAGE_METRIC, table_columns
+from components.metrics.registry import LANGUAGE_METRIC, table_columns
 
 METRICS_FILE, LANGUAGES_FILE, FIGURE_FILE = "metrics.json", "languages.json", "accuracy_vs_lcpr.png"
 FAILED_LINES_FILE = "failed_lines.json"

@@ -73,7 +73,7 @@ from components.data.benchmarks import SCHEMES
 from components.metrics.aggregate import COUNT, GROUP_NAMES, IN_DOMAIN_LANGUAGES, STDERR, language_groups
 from components.metrics.bootstrap import Bootstrap, Estimate, paired_difference
 from components.metrics.intervals import as_rate, rate_interval
-from components.metrics.table import (
+from components.metrics.registry import (
     LANGUAGE_METRIC, beside_columns, compared, headline_for, kind_of, macro_fields, metric_for,
 )  # fmt: skip
 from components.reports.plot_labels import label_offsets, merged_labels

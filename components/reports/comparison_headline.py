@@ -36,7 +36,7 @@ from typing import Any
 
 from components.reports.comparison import MIN_SHARED, aligned, delta_text, value_text
 from components.data.benchmarks import benchmark_kind as kind_of
-from components.metrics.table import LANGUAGE_METRIC
+from components.metrics.registry import LANGUAGE_METRIC
 
 GROUPS = ("in_domain", "all", "overall")  # the group a headline is about, in order of preference
 LEGEND = ("value [95% interval] (n problems); Δ [paired 95% interval] (n_both: problems judged for both);\n"

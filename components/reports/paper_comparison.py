@@ -168,7 +168,7 @@ def runs_setting(row: PaperRow, params: Mapping[str, Any], others: Sequence[tupl
 
 def _bounded(metric: str) -> bool:
     """Whether a paper row's metric is a rate (its values in [0, 1]); audit rates are."""
-    from components.metrics.table import metric_for
+    from components.metrics.registry import metric_for
 
     try:
         return metric_for(metric).bounded

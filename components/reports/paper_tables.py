@@ -140,7 +140,7 @@ def known_metric(name: str, measured_by: str) -> bool:
         return name in AUDIT_METRICS
     if name in QA_METRICS:
         return True
-    from components.metrics.table import metric_for
+    from components.metrics.registry import metric_for
 
     try:
         metric_for(name)

@@ -215,7 +215,7 @@ def test_two_nodes_of_two_processes_train_a_world_of_four(tiny_model_dir, tmp_pa
     """2 nodes x 2 processes with an accelerate config that says ``num_processes: 2``: the trainer sees a world of
     4 (a launch that kept the YAML's 2 would train 4 steps per epoch, not 2), as the plan at 4 processes says."""
     from components.data.datasets import write_table
-    from components.planning.steps import sft_steps
+    from components.planning.optimizer_steps import sft_steps
     from components.settings import SFTSettings
     from components.training.runner import TrainingJob, write_job
 
@@ -252,10 +252,10 @@ def start_two_nodes(job_path: Path, out: Path, tmp_path: Path, log, per_node: in
                POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE=str(per_node), POLYREASON_MASTER_ADDR="127.0.0.1",
                POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
                POLYREASON_NODE_POLL_S="0.2", **env)
-    lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
+    lead = subprocess.Popen([sys.executable, "-m", "components.training.node_role", "lead", "--", sys.executable, "-c",
                              LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
+    follower = subprocess.Popen([sys.executable, "-m", "components.training.node_role", "follow"], cwd=REPO,
                                 env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     return lead, follower

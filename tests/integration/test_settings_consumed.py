@@ -379,7 +379,7 @@ def consume_lcrl(c):
     from components.data.benchmarks import load_benchmark
     from components.data.qa_dataset import write_qa_dataset
     from components.retrieval import build_index
-    from components.training import search_loop
+    from components.training import search_rollouts
     from components.training.grpo import build_trainer
     from components.training.runner import TrainingJob
 
@@ -400,7 +400,7 @@ def consume_lcrl(c):
                                c.root / "lcrl", None, None)
     prompts = [row["prompt"] for row in trainer.train_dataset]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(search_loop, "turn_generator", lambda t: lambda seqs, n: [
+        patch.setattr(search_rollouts, "turn_generator", lambda t: lambda seqs, n: [
             trainer.processing_class("<search> Tokyo </search>", add_special_tokens=False)["input_ids"] for _ in seqs])
         trainer.rollout_func(prompts, trainer)
 
@@ -408,7 +408,7 @@ def consume_lcrl(c):
 def consume_search(c):
     """The search loop at test time (a scripted model that searches), a BM25 index of the packaged corpus."""
     from components.generation.base import Completion
-    from components.generation.search_loop import SearchGenerator
+    from components.generation.search_generator import SearchGenerator
     from components.retrieval import build_index, load_retriever
     from tests.helpers.tiny_model import build_tokenizer
 

@@ -6,7 +6,7 @@ multilingual retriever returns between ``<information>`` tags, and ends with
 ``<answer>…</answer>`` (``components.retrieval.protocol``). The k-th search goes to
 the languages of ``rounds[k]`` (``components.retrieval.base.round_languages``:
 the query's language, then the others, then English), exactly as in the GRPO
-rollouts (``components.training.search_loop``), which work on token ids inside
+rollouts (``components.training.search_rollouts``), which work on token ids inside
 trl. This loop works on text over any backend of the generation contract
 (transformers, vLLM, a server, an API), so ``SearchGenerator`` wraps the loaded
 generator and the resumable JSONL writer uses it like any other: one row per

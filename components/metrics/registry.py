@@ -43,7 +43,7 @@ below the benchmarks and imports none. A benchmark without a scheme is scored as
 
 Kinds. The entries above are the ``math`` kind: answers a verifier checks, traces whose
 language is judged. Open-domain QA benchmarks (MKQA, XOR-TyDi, the offline set) are the ``qa``
-kind, with LcRL's metrics (``components.metrics.qa_table.QA_METRICS``: ``fem``, ``c3recall``,
+kind, with LcRL's metrics (``components.metrics.qa_registry.QA_METRICS``: ``fem``, ``c3recall``,
 ``clr``, ``em``, ``searches``); their reports lead with ``fem`` and plot it against ``clr``, as
 math reports plot the headline accuracy against ``lcpr`` (``headline_for``, ``LANGUAGE_METRIC``).
 Rows of one scoring call are of one kind (``kind_of_rows``).
@@ -76,7 +76,7 @@ import numpy as np
 from components.metrics.accuracy import avg_at_key, pass_at_k, pass_at_key
 from components.metrics.lcpr import RULES as LCPR_RULES
 from components.metrics.metric import Metric, Row, RowField, by_problem, problem_mean, ratio, row_mean
-from components.metrics.qa_table import QA_METRICS
+from components.metrics.qa_registry import QA_METRICS
 from components.metrics.slc import slc_and_acc
 from components.metrics.ttc import ttc_chars, ttc_tokens
 
@@ -215,7 +215,7 @@ METRICS: dict[str, Metric | PerK | PerRule] = {
                           higher_is_better=False, bounded=False),
     "fallback_share": row_mean("fallback_share", FALLBACK, lambda row: row.get("fallback"), higher_is_better=False),
     "lcpr_beside": PerRule(lcpr_metrics),
-    "fem": QA_METRICS["fem"],  # open-domain QA (kind qa): components.metrics.qa_table
+    "fem": QA_METRICS["fem"],  # open-domain QA (kind qa): components.metrics.qa_registry
     "c3recall": QA_METRICS["c3recall"],
     "clr": QA_METRICS["clr"],
     "em": QA_METRICS["em"],

@@ -90,7 +90,7 @@ def launched_processes(accelerate_config: str | None) -> int:
     """The processes the stage's accelerate config launches on all its machines (``nodes.accelerate_world``;
     1 without one: plain ``python -m``). A multi-node pool's launch: ``components.planning.launch``."""
     from components.planning.memory import accelerate_yaml
-    from components.training.nodes import accelerate_world
+    from components.training.multinode import accelerate_world
 
     if accelerate_config is None:
         return 1

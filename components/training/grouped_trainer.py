@@ -5,7 +5,7 @@ the dataset rows get the columns LcRL's rewards read (``answers``: every
 accepted answer when the dataset file has them; ``group``: the coupled group
 or the prompt), the group layout follows ``grpo.coupling``
 (``components.training.coupling``), and with ``grpo.lcrl`` set the rollouts run
-the search tool loop (``components.training.search_loop``) over the retrieval
+the search tool loop (``components.training.search_rollouts``) over the retrieval
 index named in ``grpo.lcrl.retrieval.index`` — built here under
 ``<out>/retrieval-index`` when the stage runs without one. Without coupling and
 search the trainer samples and normalizes exactly as trl's ``GRPOTrainer``; coupled, it
@@ -47,7 +47,7 @@ def prepare_rows(rows: list[dict], raw_rows: list[dict], settings: Any) -> list[
 def search_rollout(settings: Any, rows: list[dict], out_dir: Path, max_completion_length: int) -> Any:
     """The ``rollout_func`` of the LcRL search loop, with its retriever opened (or built) once."""
     from components.retrieval import build_index, load_retriever
-    from components.training.search_loop import SearchRollout, prompt_key
+    from components.training.search_rollouts import SearchRollout, prompt_key
 
     retrieval = settings.lcrl.retrieval
     index = Path(retrieval.index) if retrieval.index else out_dir / "retrieval-index"

@@ -15,7 +15,7 @@ Every node runs the same ``accelerate launch`` with ``--num_machines``,
 accelerate counts them) added to the stage's accelerate config. Node 0 is the
 flow run: its training task announces each launch in ``POLYREASON_NODES_DIR``
 (a directory on the shared project file system, one per flow run) while its own
-trainer runs; every other node runs ``python -m components.training.node follow``,
+trainer runs; every other node runs ``python -m components.training.node_role follow``,
 which starts its rank of each announced launch and ends when node 0's flow run
 has ended (``lead``). A restarted job resumes: the trainer continues from its
 last complete checkpoint, whichever node was killed.

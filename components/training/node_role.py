@@ -1,8 +1,8 @@
-"""Each node of a multi-node training job (``components.training.nodes``): node 0 leads, the others follow.
+"""Each node of a multi-node training job (``components.training.multinode``): node 0 leads, the others follow.
 
-    python -m components.training.node lead -- prefect flow-run execute   # node 0: the flow run itself
-    python -m components.training.node follow                            # every other node
-    python -m components.training.node auto -- prefect flow-run execute   # either, by this node's rank
+    python -m components.training.node_role lead -- prefect flow-run execute   # node 0: the flow run itself
+    python -m components.training.node_role follow                            # every other node
+    python -m components.training.node_role auto -- prefect flow-run execute   # either, by this node's rank
 
 ``auto`` (a job template's one command for every node) leads on node 0 and follows
 elsewhere. ``lead`` clears what a killed run left in the nodes directory, runs its command
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from components.training.nodes import DONE, LAUNCH, Rendezvous, ended_since, nodes_dir, read_launch, sleep, write_json
+from components.training.multinode import DONE, LAUNCH, Rendezvous, ended_since, nodes_dir, read_launch, sleep, write_json
 
 
 def lead(command: list[str], directory: Path) -> int:
