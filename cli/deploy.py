@@ -145,7 +145,8 @@ def profiles_in(folder: Path) -> list[Profile]:
 
 def registered(profile: Profile, project: Path) -> bool:
     """Whether the model a profile's nightly re-evaluates is registered on its tracking server."""
-    from runtime import registry, tracking
+    from runtime import tracking
+    from runtime.tracking import registry
 
     names = profile.nightly.models or [(profile.registry.name if profile.registry else None) or profile.name]
     uri = tracking.tracking_uri(profile.tracking, project)

@@ -15,7 +15,7 @@ from prefect import flow
 
 from components.settings import TrackingSettings
 from runtime import tracking
-from runtime.flow_artifacts import publish_stage_run
+from runtime.flow_runs.prefect_artifacts import publish_stage_run
 from runtime.outputs import ComparisonOutputs
 from runtime.project import prepared_project
 from tasks.compare import (

@@ -22,7 +22,7 @@ from components.config import fingerprint
 from components.settings import ModelSettings, SamplingSettings
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import AuditOutputs
 from runtime.project import Made, Project
 

@@ -35,7 +35,7 @@ def _label(run) -> str:
 
 def _registered_run(client, item: str) -> tuple[str, object]:
     """The newest evaluation run of a registered version, labelled ``NAME-vVERSION``."""
-    from runtime.registry import parse_reference
+    from runtime.tracking.registry import parse_reference
 
     name, alias, version = parse_reference(item)
     version = version or client.get_model_version_by_alias(name, alias).version

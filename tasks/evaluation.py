@@ -1,6 +1,6 @@
 """Prefect tasks of the evaluation stage: thin adapters over one component each.
 
-Cache keys (``runtime.caching``): task inputs + the code the task runs + its
+Cache keys (``runtime.cache.policy``): task inputs + the code the task runs + its
 stage's libraries. The generation key holds the model fingerprint (path +
 weight file identities) and the sampling settings with their seed; scoring is
 keyed on the generations file's content hash and the scoring settings, so a new
@@ -24,8 +24,8 @@ from components.config import fingerprint
 from components.settings import BenchmarkSettings, PromptSettings, SamplingSettings, ScoringSettings
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, write_atomic, writing
-from runtime.caching import CACHED, cache_policy
-from runtime.generators import generator_for
+from runtime.cache.policy import CACHED, cache_policy
+from runtime.processes.generators import generator_for
 from runtime.outputs import LoadedBenchmark, ModelRef, PooledGeneration, PreparedBenchmark, Prompts
 from runtime.project import Made, Project
 from runtime.tracking import RunRef
@@ -169,7 +169,7 @@ def evaluated_model_task(run: RunRef, model: ModelRef, logged_model: str | None)
     """The logged model an evaluation measures, named as an input of its run: the one handed in (a trained
     stage's), a registered version's, else a logged model describing the reference (no weights uploaded; the one
     logged for the same fingerprint before, if any)."""
-    from runtime.logged_models import log_model_input, reference_model, registered_model_id
+    from runtime.tracking.logged_models import log_model_input, reference_model, registered_model_id
 
     model_id = logged_model or (registered_model_id(run.tracking_uri, model.registered) if model.registered else None)
     if model_id is None:  # described once per fingerprint: a re-run measures the same logged model
@@ -196,7 +196,7 @@ def benchmark_source(benchmark: BenchmarkSettings) -> str:
 @task(name="log-benchmark-dataset", cache_policy=NO_CACHE)
 def log_benchmark_dataset_task(run: RunRef, benchmark: BenchmarkSettings, items: list[dict]):
     """The benchmark's evaluated rows as an MLflow dataset input of the run (context ``evaluation``)."""
-    from runtime.logged_models import log_dataset
+    from runtime.tracking.logged_models import log_dataset
 
     return log_dataset(run, items, benchmark.name, benchmark_source(benchmark), context="evaluation")
 

@@ -23,8 +23,8 @@ from prefect import task
 
 from components.settings import BenchmarkSettings, RetrievalSettings, SamplingSettings, SearchSettings
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
-from runtime.generators import generator_for
+from runtime.cache.policy import CACHED, cache_policy
+from runtime.processes.generators import generator_for
 from runtime.outputs import ModelRef
 from runtime.project import Made, Project
 

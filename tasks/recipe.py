@@ -24,7 +24,7 @@ from prefect.cache_policies import NO_CACHE
 from components.settings import Profile
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import EvaluationOutputs
 from runtime.project import Made, Project
 from runtime.tracking import RunRef
@@ -44,9 +44,9 @@ def log_plan_task(run: RunRef, profile: Profile, sections: list[str] | None = No
     (those the run runs)."""
     from components.planning import plan_profile
     from components.planning.render import markdown, params
-    from runtime.plans import publish_plan
+    from runtime.flow_runs.plans import publish_plan
 
-    from runtime.prefect_progress import STARTED
+    from runtime.flow_runs.progress import STARTED
 
     plan = plan_profile(profile, sections=sections)
     tracking.log_params(run, params(plan))
@@ -84,7 +84,7 @@ def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project
 def link_pilot_task(run: RunRef, profile_name: str) -> str | None:
     """Tag the recipe's run with the newest finished pilot of its profile (``polyreason pilot``): its run id, URL and
     verdict; returns the pilot's run id (``None`` when the profile had no pilot in this experiment)."""
-    from runtime.pilots import newest_pilot
+    from runtime.flow_runs.pilots import newest_pilot
 
     pilot = newest_pilot(run.tracking_uri, run.experiment_id, profile_name)
     if pilot is None:

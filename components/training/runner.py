@@ -72,7 +72,7 @@ class TrainingJob(BaseModel):
     adapter: str | None = None
     dataset: str
     validation_dataset: str | None = None
-    run_key: str | None = None  # the run's identity (``runtime.training``); a checkpoint resumes only under it
+    run_key: str | None = None  # the run's identity (``runtime.processes.trainer``); a checkpoint resumes only under it
 
     @model_validator(mode="after")
     def _one_section(self) -> "TrainingJob":

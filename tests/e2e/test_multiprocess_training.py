@@ -99,7 +99,7 @@ def scripted(tmp_path_factory) -> dict:
 def grpo_result(scripted: dict, processes: int, accelerate_config: str, out: Path) -> dict:
     from components.settings import GRPOStageSettings
     from components.training.runner import TrainingJob
-    from runtime.training import run_trainer
+    from runtime.processes.trainer import run_trainer
 
     reward = {"name": "pcs", "params": {"require_think": False, "extraction": "lenient", "tau_interval": 1,
                                         "tau_pass_threshold": 0.5, "tau_window": "batch"}}
@@ -130,7 +130,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
     from components.data.datasets import write_table
     from components.settings import SFTSettings
     from components.training.runner import TrainingJob, job_launch_command, last_complete_checkpoint, write_job
-    from runtime.training import run_trainer
+    from runtime.processes.trainer import run_trainer
 
     rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
             for i, (lang, q) in enumerate(QUESTIONS)]
@@ -167,7 +167,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
 
 
 LEAD = ("import sys; from pathlib import Path; from components.training.runner import read_job; "
-        "from runtime.training import run_trainer; run_trainer(read_job(sys.argv[1]), Path(sys.argv[2]))")
+        "from runtime.processes.trainer import run_trainer; run_trainer(read_job(sys.argv[1]), Path(sys.argv[2]))")
 
 
 def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):

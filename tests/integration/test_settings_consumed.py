@@ -3,7 +3,7 @@
 Two table-driven checks over ``components.settings.SECTIONS``:
 
 * **keys**: changing any field changes the cache key the tasks compute
-  (``runtime.caching.inputs_key``, the ``SettingsInputs`` part of every task's cache
+  (``runtime.cache.policy.inputs_key``, the ``SettingsInputs`` part of every task's cache
   policy), except the fields a section declares ``OPERATIONAL`` — and those must
   not change it.
 * **reads**: every field is read by the code that runs. Leaf sections are handed
@@ -39,7 +39,7 @@ from components.settings import (
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
 from components.settings.trainer import TrainerSettings, trl_fields
-from runtime.caching import inputs_key
+from runtime.cache.policy import inputs_key
 from runtime.project import Project
 from tests.helpers.settings_reads import attributes_read_in, recording_reads
 
@@ -236,9 +236,9 @@ def consume_scoring(c):
 
 def consume_execution(c):
     """A fanned-out generation task on the fake backend, in its own process, on a GPU slot of a listed node."""
-    from runtime.fanout import run_unit
+    from runtime.processes.fanout import run_unit
     from runtime.outputs import ModelRef, PreparedBenchmark
-    from runtime.task_runners import task_resources, task_runner
+    from runtime.flow_runs.task_runners import task_resources, task_runner
     from tasks.fanout import plan_units_task
 
     execution = ExecutionSettings(runner="threads", gpus=[0, 1], gpus_per_task=1, split="benchmark",
@@ -307,7 +307,7 @@ def consume_sft(c):
     from components.data.datasets import write_table
     from components.training.runner import TrainingJob, resume_checkpoint
     from components.training.sft import build_trainer, output_dirs
-    from runtime.training import trainer_command, training_dir
+    from runtime.processes.trainer import trainer_command, training_dir
 
     rows = [{"id": "a", "lang": "fr", "question": "Q", "gold": "3", "prompt": "Combien ?", "completion": "Trois."}]
     data = write_table(rows, c.root / "sft-train.parquet", "sft")
@@ -328,7 +328,7 @@ def consume_grpo(c):
     from runtime.artifacts import ArtifactRef
     from tasks.grpo import GRPOInputs, audit_rollouts_task, reward_audit_task
     from runtime.tracking import open_run
-    from runtime.training import trainer_command
+    from runtime.processes.trainer import trainer_command
 
     data = c.root / "grpo.jsonl"
     data.write_text(json.dumps({"question": "Combien ?", "answer": "3"}) + "\n", encoding="utf-8")

@@ -157,7 +157,7 @@ def test_the_pool_templates_set_what_the_nodes_read():
 
 def test_a_runner_whose_package_is_missing_is_refused_before_any_work(monkeypatch, tmp_path):
     from cli.preflight import execution_problems
-    from runtime import task_runners
+    from runtime.flow_runs import task_runners
 
     monkeypatch.setitem(task_runners.EXTRAS, "ray", "prefect_ray_not_installed_here")
     profile = Profile(name="p", project_dir=str(tmp_path), evaluation={"benchmarks": [{"name": "mgsm"}]},

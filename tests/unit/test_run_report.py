@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.reports.run_tables import language_table, recipe_summary, registered_text, split_key
-from runtime.flow_artifacts import artifact_key, mlflow_ui_url, publish_link, publish_stage_run, publish_table
+from runtime.flow_runs.prefect_artifacts import artifact_key, mlflow_ui_url, publish_link, publish_stage_run, publish_table
 from runtime.project import Project
 from runtime.tracking import RunRef
 

@@ -83,7 +83,7 @@ def test_a_childs_marked_lines_are_relayed_and_its_other_output_is_not(tmp_path,
 
 
 def test_a_waiting_task_shows_its_child_processes_progress(tmp_path, shown):
-    from runtime.process import run_stage_process
+    from runtime.processes.children import run_stage_process
 
     stream, _ = shown(tty=False)
     child = ("from components.progress import install_child_handler, report\n"

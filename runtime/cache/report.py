@@ -7,7 +7,7 @@
   reused reads it back, so its run points at the run that did the work
   (``polyreason.cache.source_run``, its page in ``polyreason.cache.source_run_url`` and the run's
   description) instead of doing it again.
-* The ingredients of each task's key besides its inputs (``runtime.task_code``):
+* The ingredients of each task's key besides its inputs (``runtime.cache.task_code``):
   ``cache_key/<task>.json`` holds the sha256 of every project module the task
   reaches, the digest of its own code and the versions of its stage's
   libraries, and the tag ``polyreason.cache.code.<task>`` the digest of them
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Iterable
 
 from runtime.artifacts import PRODUCED_BY, write_atomic, writing
-from runtime.caching import READ_BY_TASK, code_of
-from runtime.hub_revisions import revision_tags
+from runtime.cache.policy import READ_BY_TASK, code_of
+from runtime.cache.hub_revisions import revision_tags
 from runtime.tracking import RunRef, log_dict, note_cache, set_tags
 
 

@@ -5,7 +5,7 @@
   (the command line's preflight lists the same lines and exits 2; a run started
   from the Prefect UI with edited values fails before any work, naming the keys).
 * ``publish_plan(plan)``: the plan as the markdown artifact ``plan-<profile>`` of
-  the current Prefect flow run (``runtime.flow_artifacts``, which publishes every
+  the current Prefect flow run (``runtime.flow_runs.prefect_artifacts``, which publishes every
   report a flow run shows), so each profile's latest plan is one artifact in the UI.
 * ``refused(message)``: how a flow run started from the UI ends on settings that cannot run: the
   message in its log and its Failed state, and nothing else. Prefect's engine turns a flow run's
@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from components.settings import ProfileError
-from runtime.flow_artifacts import publish_markdown
+from runtime.flow_runs.prefect_artifacts import publish_markdown
 
 
 def checked_plan(profile: Any, sections: list[str], source: str = "") -> Any:

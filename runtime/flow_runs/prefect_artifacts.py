@@ -18,7 +18,7 @@ never check.
 * ``results_on_started_run``: the flow run a person started (a Run form entry flow, the nightly)
   runs the stages as subflows; inside this block the command's results (the top MLflow run's metrics
   and link, the recipe's summary) are published on that flow run too, so its page shows them, as
-  are its subflows' progress lines (``runtime.prefect_progress.on_started_run``).
+  are its subflows' progress lines (``runtime.flow_runs.progress.on_started_run``).
 * ``mlflow_ui_url``: the run's page in the MLflow UI when a tracking server is
   known (the tracking URI is one, or ``polyreason up`` recorded one serving this
   project's store in ``.polyreason/stack.json``); else the tracking URI and run id.
@@ -33,8 +33,8 @@ from typing import Any
 
 from components.settings import TrackingSettings, redact_credentials
 from runtime import tracking
-from runtime.prefect_progress import STARTED
-from runtime.prefect_progress import on_started_run as results_on_started_run
+from runtime.flow_runs.progress import STARTED
+from runtime.flow_runs.progress import on_started_run as results_on_started_run
 from runtime.project import Project
 from runtime.tracking import RunRef
 

@@ -9,9 +9,9 @@ The key here is:
   ``OPERATIONAL`` — a timeout, a thread count — are left out, every other field
   counts) and upstream ``ArtifactRef``s entering by path and content fingerprint;
 * the files and hub repositories those inputs name, by content and by commit
-  (``runtime.file_inputs``: a benchmark directory, an exemplar file, a word list,
-  an accelerate config; ``runtime.hub_revisions``: a hub model or dataset);
-* the code the task runs, found from its source (``runtime.task_code``): its own
+  (``runtime.cache.file_inputs``: a benchmark directory, an exemplar file, a word list,
+  an accelerate config; ``runtime.cache.hub_revisions``: a hub model or dataset);
+* the code the task runs, found from its source (``runtime.cache.task_code``): its own
   function and helpers, the source of every project module they can reach, and
   the versions of the libraries its stages declare. Editing a scorer re-scores
   while generation stays cached; upgrading math-verify re-scores too.
@@ -42,9 +42,9 @@ from pydantic import BaseModel
 
 from components.settings import StrictSettings, cache_view
 from runtime.artifacts import ArtifactRef, log, problem
-from runtime.file_inputs import settings_files
-from runtime.hub_revisions import revisions
-from runtime.task_code import TaskCode, task_code
+from runtime.cache.file_inputs import settings_files
+from runtime.cache.hub_revisions import revisions
+from runtime.cache.task_code import TaskCode, task_code
 
 CACHED = {"persist_result": True, "cache_expiration": None}
 
@@ -73,17 +73,17 @@ def inputs_key(inputs: dict[str, Any]) -> str:
 
 
 def inputs_read(inputs: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """What the inputs name outside themselves: files by content (``runtime.file_inputs``), hub repositories by
-    commit (``runtime.hub_revisions``)."""
+    """What the inputs name outside themselves: files by content (``runtime.cache.file_inputs``), hub repositories by
+    commit (``runtime.cache.hub_revisions``)."""
     return {"files": settings_files(inputs), "revisions": revisions(inputs)}
 
 
 READ_BY_TASK: dict[str, dict[str, dict[str, str]]] = {}  # task name -> files and revisions its keys covered
-# since its stage's run last recorded them (``runtime.cache_report.record_task_code`` takes them out)
+# since its stage's run last recorded them (``runtime.cache.report.record_task_code`` takes them out)
 
 
 def remember_read(task_name: str, read: dict[str, dict[str, str]]) -> None:
-    """Keep what a key of ``task_name`` covered in this process, for the stage's run (``runtime.cache_report``)."""
+    """Keep what a key of ``task_name`` covered in this process, for the stage's run (``runtime.cache.report``)."""
     kept = READ_BY_TASK.setdefault(task_name, {"files": {}, "revisions": {}})
     for part, values in read.items():
         kept[part].update(values)
@@ -101,7 +101,7 @@ class SettingsInputs(CachePolicy):
 
 @dataclass
 class TaskCodeKey(CachePolicy):
-    """Cache-key part: the code the task runs and the library versions of its stages (``runtime.task_code``)."""
+    """Cache-key part: the code the task runs and the library versions of its stages (``runtime.cache.task_code``)."""
 
     stages: tuple[str, ...] = field(default_factory=tuple)
 
@@ -123,7 +123,7 @@ class CheckedArtifacts(CachePolicy):
 
 
 def code_of(task) -> TaskCode:
-    """The code ingredients of a cached task's key: what ``TaskCodeKey`` hashes (``runtime.task_code``)."""
+    """The code ingredients of a cached task's key: what ``TaskCodeKey`` hashes (``runtime.cache.task_code``)."""
     inner = getattr(task.cache_policy, "inner", None)
     parts = getattr(inner, "policies", [])
     stages = next((part.stages for part in parts if isinstance(part, TaskCodeKey)), None)
@@ -135,8 +135,8 @@ def code_of(task) -> TaskCode:
 def cache_policy(*stages: str) -> CachePolicy:
     """Task inputs (settings by their cache view) + the code the task runs + the library versions of ``stages``
     (for ``generation``, also the vLLM of each ``server_python`` the inputs' models are served with,
-    ``runtime.server_libraries``); a stored result is reused only while its artifacts are whole."""
-    from runtime.server_libraries import ServerLibrariesKey
+    ``runtime.cache.server_libraries``); a stored result is reused only while its artifacts are whole."""
+    from runtime.cache.server_libraries import ServerLibrariesKey
 
     inner = SettingsInputs() + TaskCodeKey(stages=tuple(stages))
     if "generation" in stages:

@@ -9,7 +9,7 @@ rejects ``@`` and ``&`` (use ``pass_at_1``, ``slc_and_acc``).
 
 A run without a parent (a recipe's, or a stage run alone) carries the code's
 provenance: the git commit, whether the working tree had uncommitted changes,
-and the versions of the libraries the stages declare (``runtime.provenance``).
+and the versions of the libraries the stages declare (``runtime.tracking.provenance``).
 
 The experiment is a model-training experiment: its ``mlflow.experimentKind`` tag is
 ``custom_model_development`` (set when it is created, and on an existing one that
@@ -25,7 +25,7 @@ Nothing is left RUNNING: ``stage_run`` closes its run FINISHED, FAILED, or
 KILLED when an interrupt (Ctrl-C, SIGTERM) unwinds it; this process's open runs
 are listed (``open_runs``) so an interrupted CLI can close any the unwinding
 did not reach; every run carries its process's ``polyreason.owner`` tag, by
-which ``runtime.abandoned`` marks KILLED the runs a ``kill -9`` left RUNNING.
+which ``runtime.processes.abandoned`` marks KILLED the runs a ``kill -9`` left RUNNING.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from components.config import flatten
 from components.settings import TrackingSettings, redact_credentials
-from runtime.process import owner_token
-from runtime.provenance import provenance_tags
+from runtime.processes.children import owner_token
+from runtime.tracking.provenance import provenance_tags
 
 FORBIDDEN_METRIC_CHARS = "@&"
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")  # MLflow UI: a model-training experiment
@@ -344,11 +344,11 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
               parent: RunRef | None = None) -> Iterator[RunRef]:
     """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises.
 
-    The runs of stages that train or generate log the machine's system metrics meanwhile (``runtime.system_metrics``).
+    The runs of stages that train or generate log the machine's system metrics meanwhile (``runtime.tracking.system_metrics``).
     """
     from components.progress import report_stage, stage_label
-    from runtime.prefect_progress import announce
-    from runtime.system_metrics import MONITORED_STAGES, system_metrics
+    from runtime.flow_runs.progress import announce
+    from runtime.tracking.system_metrics import MONITORED_STAGES, system_metrics
 
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
     provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
@@ -373,7 +373,7 @@ def close_after(run: RunRef, error: BaseException) -> None:
 
     When the store cannot take that either (its server is gone, its disk is full), ``error`` still says why
     the stage ended rather than the failed close: the run stays listed in ``open_runs`` (the command's last
-    line names it) and the next command in the project closes it (``runtime.abandoned``).
+    line names it) and the next command in the project closes it (``runtime.processes.abandoned``).
     """
     try:
         finish_run(run, "KILLED" if interrupted(error) else "FAILED")

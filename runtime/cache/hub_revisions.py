@@ -17,7 +17,7 @@ this process meets it (a run starts by computing its keys, so that is when):
 The hash enters the task's key and the stage's MLflow run (tags
 ``revision.model.<repo>`` / ``revision.dataset.<repo>``). Local directories and
 the embedded model are identified by their files instead (the model
-fingerprint, ``runtime.file_inputs``).
+fingerprint, ``runtime.cache.file_inputs``).
 
 Hub references in settings: a model section's ``model`` read by transformers
 or vLLM that is no local path, a benchmark read from its hub copy
@@ -49,7 +49,7 @@ def revision_tags(resolved: dict[str, str]) -> dict[str, str]:
 def hub_references(value: Any) -> list[tuple[str, str]]:
     """``(kind, repo)`` for every hub repository named in settings inside ``value`` (nested too)."""
     from components.settings import BenchmarkSettings, ModelSettings
-    from runtime.settings_walk import gather
+    from runtime.cache.settings_walk import gather
 
     return gather(value, lambda section: _own_references(section, BenchmarkSettings, ModelSettings))
 

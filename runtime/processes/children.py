@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from components.progress import MarkedLines
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RELAY_S = 1.0  # how often a waiting task relays its child's progress lines
 _CHILDREN: dict[int, tuple[subprocess.Popen, str]] = {}  # pid -> (process, what it is)
 

@@ -15,7 +15,7 @@ kinds of file are read:
   (``components/data/offline_qa/*.jsonl``, the accelerate YAMLs), found by
   directory: a module's data are the files of its own directory and of the
   subdirectories that are no package of their own. ``package_data`` digests those
-  of the modules a task reaches (``runtime.task_code``).
+  of the modules a task reaches (``runtime.cache.task_code``).
 
 A path template (a data source's ``reference_path``: ``test_{language}.json``)
 names every file it matches. A file enters by the sha256 of its bytes; a directory by the sha256 over its
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 
-from runtime.import_graph import file_stamp
+from runtime.cache.import_graph import file_stamp
 
 NOT_DATA = frozenset({"server_python"})  # path fields that name a program, not what it reads
 DEFAULT_FILES = {  # (section, field) -> the function naming the file read when the field is unset
@@ -99,7 +99,7 @@ def expanded(path: Path) -> list[Path]:
 
 def named_paths(value: Any) -> list[Path]:
     """The paths of data a task's inputs name: ``ProjectPath`` fields and accelerate configs, nested too."""
-    from runtime.settings_walk import gather
+    from runtime.cache.settings_walk import gather
 
     return gather(value, section_paths)
 

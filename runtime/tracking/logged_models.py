@@ -91,7 +91,7 @@ def registered_model_id(tracking_uri: str, reference: str) -> str | None:
     """The logged model behind a registered version ``models:/NAME/VERSION`` (``None`` for a version registered
     without one). MLflow's SQL registry stores no model id (``ModelVersion.model_id`` reads ``None`` from it): the
     version's source names it on a tracking server (``models:/m-…``), its ``polyreason.model_id`` tag everywhere."""
-    from runtime.registry import MODEL_TAG, parse_reference
+    from runtime.tracking.registry import MODEL_TAG, parse_reference
 
     name, _, version = parse_reference(reference)
     found = tracking.client(tracking_uri).get_model_version(name, version)

@@ -1,7 +1,7 @@
 """One walk over the settings a task receives: every section, nested in other sections, dataclasses, lists and
 dicts, handed to a function that says what that section itself names.
 
-The file inputs (``runtime.file_inputs``) and the hub repositories (``runtime.hub_revisions``) of a task's key are
+The file inputs (``runtime.cache.file_inputs``) and the hub repositories (``runtime.cache.hub_revisions``) of a task's key are
 both read this way. A section's fields are read from its ``__dict__``, not with ``getattr``: reading a field for a
 key is not consuming it (``tests/integration/test_settings_consumed.py`` records attribute reads). Written by hand:
 pydantic walks a model's own fields, not settings nested in the dataclasses and containers tasks are handed.

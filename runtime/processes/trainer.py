@@ -5,7 +5,7 @@ the ``TrainingJob``, waits for the process and reads ``<out>/result.json``. A
 training run is identified by its whole key (``training_run``): the stage's
 settings without their operational fields, the fingerprints of model, adapter
 and datasets, the digest of the code the task runs and the library versions of
-its stages (``runtime.task_code``, what its cache key holds), and the world size
+its stages (``runtime.cache.task_code``, what its cache key holds), and the world size
 of the launch (processes x nodes). The run directory is named by that key and
 the trainer marks each checkpoint with it, so a run killed mid-way leaves its
 checkpoints where the re-run of the same key looks, and the trainer resumes
@@ -39,10 +39,10 @@ from components.training.runner import (
     TrainingJob, job_launch_command, last_complete_checkpoint, world_size, write_job,
 )  # fmt: skip
 from runtime.artifacts import ArtifactRef, file_fingerprint, log
-from runtime.caching import CheckedArtifacts, cache_policy, code_of
-from runtime.generators import release_generators
+from runtime.cache.policy import CheckedArtifacts, cache_policy, code_of
+from runtime.processes.generators import release_generators
 from runtime.outputs import TrainedRun
-from runtime.process import run_stage_process
+from runtime.processes.children import run_stage_process
 from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
 
@@ -52,7 +52,7 @@ CHECKPOINT_FILES = ("adapter_model.safetensors", "adapter_config.json", "curricu
 
 def run_identity(job: TrainingJob, code_digest: str, world: int, *input_fingerprints: str | None) -> list:
     """What identifies one training run: the settings (the audit's left out: it decides whether to train, not what
-    is trained), the inputs' fingerprints, the code digest (``runtime.task_code``: own code, modules, libraries)
+    is trained), the inputs' fingerprints, the code digest (``runtime.cache.task_code``: own code, modules, libraries)
     and the world size."""
     settings = job.settings
     if job.stage == "grpo":
@@ -104,7 +104,7 @@ class WorldSizeKey(CachePolicy):
 
 
 def training_policy(*stages: str) -> CachePolicy:
-    """``runtime.caching.cache_policy(*stages)`` with the world size of the launch in the key."""
+    """``runtime.cache.policy.cache_policy(*stages)`` with the world size of the launch in the key."""
     checked = cache_policy(*stages)
     return CheckedArtifacts(inner=checked.inner + WorldSizeKey())
 
@@ -244,7 +244,7 @@ def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str, sou
     ``source``: on a cache hit, the run that trained these files; its logged models are linked to ``run``
     (``logged_models.link_source_models``) and nothing is logged or copied again."""
     from runtime import tracking
-    from runtime.logged_models import MODEL_PREFIX, link_source_models, log_model
+    from runtime.tracking.logged_models import MODEL_PREFIX, link_source_models, log_model
 
     linked = link_source_models(run, source) if source else {}
     final_kind = f"{stage}-model" if trained.full else f"{stage}-adapter"

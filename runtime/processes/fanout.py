@@ -10,7 +10,7 @@ benchmarks, or one language of a sharded benchmark — in a process of its own
   set to it; on Ray the worker the task runs in was given ``num_gpus`` GPUs and
   Ray's own ``CUDA_VISIBLE_DEVICES`` passes to the process;
 * its memory (a model per task) is freed when it ends, and it ends with the run
-  (``runtime.process``: the lifeline, ended by PID on an interrupt).
+  (``runtime.processes.children``: the lifeline, ended by PID on an interrupt).
 
 While the process writes, the task holds the write lock of each benchmark
 directory it generates (in path order, as the pooled generation does), or of
@@ -42,7 +42,7 @@ from components.config import REVEALED
 from components.settings import ExecutionSettings
 from runtime.artifacts import writing
 from runtime.outputs import GenerationUnit, UnitFile, UnitResult
-from runtime.process import run_stage_process
+from runtime.processes.children import run_stage_process
 from runtime.project import Project
 
 _SLOTS: dict[tuple[tuple[int, ...], ...], queue.Queue] = {}

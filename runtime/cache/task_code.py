@@ -9,7 +9,7 @@ code is found, not listed:
   to this one);
 * **the project modules it reaches**: the modules those refer to (imports at
   module level and inside the functions, modules named in strings) and every
-  project module reachable from them in ``runtime.import_graph``'s graph, where
+  project module reachable from them in ``runtime.cache.import_graph``'s graph, where
   importing ``a.b.c`` also runs ``a``'s and ``a.b``'s ``__init__``. The settings
   check registry names through the registries handed to them
   (``components.settings.registries``) and import no registry, so a check that
@@ -21,11 +21,11 @@ code is found, not listed:
   re-scores, an upgrade of trl re-trains.
 
 * **the data shipped beside those modules**: the non-Python files of their
-  directories (``runtime.file_inputs.package_data``: the offline QA set, the
+  directories (``runtime.cache.file_inputs.package_data``: the offline QA set, the
   accelerate YAMLs), by content.
 
 ``task_code(fn, stages)`` returns the ingredients (each module's sha256, the
-library versions, the digest of the task's own code); ``runtime.caching`` turns
+library versions, the digest of the task's own code); ``runtime.cache.policy`` turns
 them into the key, and a stage's MLflow run records them, so a user sees why a
 stage was or was not reused. Files are re-read when their size or mtime
 changes, so an edit is seen within one process too.
@@ -42,14 +42,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from runtime.file_inputs import package_data
-from runtime.import_graph import PACKAGES, REPO, file_stamp, graph_of, modules_of, reachable, resolved_import
+from runtime.cache.file_inputs import package_data
+from runtime.cache.import_graph import PACKAGES, REPO, file_stamp, graph_of, modules_of, reachable, resolved_import
 
 STAGE_LIBRARIES: dict[str, tuple[str, ...]] = {  # stage -> distributions whose behaviour decides its output
     "benchmarks": ("datasets", "pyarrow", "pandas"),
     "prompts": ("transformers", "tokenizers", "jinja2"),  # chat templates, token lengths of the prompts
     # vLLM's sampler, peft's merge of an adapter, the fast tokenizer's ids; a ``vllm-server`` model's vLLM is read
-    # from its own interpreter (``runtime.server_libraries``)
+    # from its own interpreter (``runtime.cache.server_libraries``)
     "generation": ("torch", "transformers", "tokenizers", "peft", "vllm", "gguf"),
     "scoring": ("math-verify", "latex2sympy2_extended", "sympy", "lingua-language-detector", "numpy", "scipy"),
     "reporting": ("matplotlib", "pandas", "numpy", "scipy"),  # the comparison's bootstrap intervals
@@ -101,7 +101,7 @@ def task_code(fn: Callable, stages: tuple[str, ...]) -> TaskCode:
 
 def own_code(module: str, function: str, paths: dict[str, Path]) -> tuple[str, frozenset[str]]:
     """The digest of ``function`` and the definitions of ``module`` it refers to, and the modules they refer to
-    (``paths``: module name -> source file, ``runtime.import_graph.modules_of``)."""
+    (``paths``: module name -> source file, ``runtime.cache.import_graph.modules_of``)."""
     path = paths[module]
     return _own_code(str(path), *file_stamp(path), module, function, frozenset(paths))
 

@@ -10,7 +10,7 @@ else to ``a.b``. Two kinds of edge are optional: importing ``a.b.c`` also
 runs the packages ``a`` and ``a.b``'s ``__init__`` (``package_inits``), and a
 ``python -m a.b`` command runs ``a.b.__main__`` in another process
 (``entry_points``). Both are code that runs, so a task's cache key follows them
-(``runtime.task_code``); neither is an import, so the cycle check does not (a
+(``runtime.cache.task_code``); neither is an import, so the cycle check does not (a
 package that imports its own modules to re-export them is no cycle). A third is
 the design's: ``type_checking`` adds the imports of ``if TYPE_CHECKING:`` blocks,
 which never run but are dependencies all the same (a module that names another's
@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("components", "runtime", "tasks", "flows", "cli")
 
 

@@ -3,7 +3,7 @@
 A process ended by ``kill -9`` (or a power cut) cannot close its MLflow runs or
 tell Prefect that its flow run stopped: they would say RUNNING forever. Every
 run and flow run this project starts carries its process's owner token
-(``runtime.process.owner_token``: host, PID and start time). At the next start,
+(``runtime.processes.children.owner_token``: host, PID and start time). At the next start,
 ``close_abandoned_runs`` marks KILLED the MLflow runs whose owner is gone, and
 ``crash_abandoned_flow_runs`` sets such flow runs to Crashed. Runs of live
 processes (a second run going on at the same time) and of other hosts are left
@@ -12,7 +12,7 @@ alone.
 
 from __future__ import annotations
 
-from runtime.process import owner_alive
+from runtime.processes.children import owner_alive
 from runtime.tracking import OWNER_TAG, client
 
 FLOW_RUN_OWNER = "polyreason-owner="  # tag prefix on flow runs

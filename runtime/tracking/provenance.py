@@ -6,7 +6,7 @@ told apart by their code: ``mlflow.source.git.commit``, ``polyreason.git.dirty``
 (``true`` when a tracked file has uncommitted changes, staged or not: files git
 does not track, such as what ``polyreason up`` writes under ``.polyreason/``, change no code that ran) with ``polyreason.git.diff_digest`` (sha256 of ``git diff
 HEAD``), and ``polyreason.library.<name>`` for every library a stage declares
-(``runtime.task_code.STAGE_LIBRARIES``).
+(``runtime.cache.task_code.STAGE_LIBRARIES``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-from runtime.task_code import STAGE_LIBRARIES, library_version
+from runtime.cache.task_code import STAGE_LIBRARIES, library_version
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _git(*args: str, repo: Path = REPO) -> subprocess.CompletedProcess:
