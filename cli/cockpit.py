@@ -153,14 +153,14 @@ def worker(pool: str = typer.Option("polyreason", help="The work pool to serve."
            project_dir: Path = PROJECT_OPTION) -> None:
     """Serve a process work pool: each flow run of its deployments runs in its own process here.
 
-    The ``prefect worker`` runs as a child under ``components.lifeline`` (``runtime.process.spawn``): SIGTERM or
+    The ``prefect worker`` runs as a child under ``components.lifeline`` (``runtime.processes.children.spawn``): SIGTERM or
     Ctrl-C here ends it and the flow-run processes below it before this command exits, and a ``kill -9`` here
     ends it too.
     """
     _require_server(project_dir, "worker")
     from cli import interrupts
     from cli.deploy import worker_command
-    from runtime.process import spawn
+    from runtime.processes.children import spawn
 
     interrupts.describe(lambda signal_name, ended: f"polyreason worker: stopped by {signal_name}; ended "
                         f"{', '.join(ended) or 'the prefect worker'} and the flow runs it was running")
@@ -173,7 +173,7 @@ def _paper_table(paper: Optional[str], project_dir: Path) -> Optional[str]:
     if paper is None:
         return None
     from cli.preflight import Refused
-    from components.paper_tables import load_table, resolve_table
+    from components.reports.paper_tables import load_table, resolve_table
 
     try:
         table = resolve_table(paper, project_dir)

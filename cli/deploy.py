@@ -17,7 +17,7 @@
   fan-out flow, ``polyreason-evaluation-fanout/<pool>``, which the recipe runs
   there when the profile's ``execution`` fans out).
 
-A command deployment's page is short (``components.run_form.deployment_description``);
+A command deployment's page is short (``components.override_keys.deployment_description``);
 the full list of keys and current values is a markdown file the page names,
 ``<project>/.polyreason/run-form/<command>-keys.md``.
 
@@ -83,7 +83,7 @@ def _deploy(entrypoint: str, name: str, pool: str, env: dict[str, str], **option
 
 def profile_keys(command: str, profiles: list[Profile]) -> dict[str, dict[str, str]]:
     """Profile name -> every key of the sections ``command`` runs -> its current value (profiles it cannot run left out)."""
-    from components.run_form import section_keys
+    from components.override_keys import section_keys
     from components.settings import ProfileError
     from flows.commands import sections_for
 
@@ -98,7 +98,7 @@ def profile_keys(command: str, profiles: list[Profile]) -> dict[str, dict[str, s
 
 def deploy_command(command: str, profiles: list[Profile], pool: str, env: dict[str, str], project: Path) -> str:
     """The Run form's deployment of ``polyreason <command>``: a short page naming the file of every key."""
-    from components.run_form import deployment_description, keys_markdown, overrides_help
+    from components.override_keys import deployment_description, keys_markdown, overrides_help
     from flows.commands import COMMANDS
     from flows.entry import default_profile
 
@@ -145,7 +145,8 @@ def profiles_in(folder: Path) -> list[Profile]:
 
 def registered(profile: Profile, project: Path) -> bool:
     """Whether the model a profile's nightly re-evaluates is registered on its tracking server."""
-    from runtime import registry, tracking
+    from runtime import tracking
+    from runtime.tracking import registry
 
     names = profile.nightly.models or [(profile.registry.name if profile.registry else None) or profile.name]
     uri = tracking.tracking_uri(profile.tracking, project)

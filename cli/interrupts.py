@@ -126,7 +126,7 @@ def _watch(read_end: int) -> None:
             STATE.signum = STATE.signum or next(b for b in data if b in (signal.SIGINT, signal.SIGTERM))
             if not STATE.kept:
                 STATE.kept = _in_progress()
-        from runtime.process import end_children
+        from runtime.processes.children import end_children
 
         STATE.ended += end_children()
         _arm_deadline()
@@ -230,8 +230,8 @@ def finish() -> tuple[str, int]:
     signum = STATE.signum or signal.SIGINT
     cause = STATE.cause
     from runtime import tracking
-    from runtime.abandoned import STARTED, crash_flow_runs
-    from runtime.process import end_children
+    from runtime.processes.abandoned import STARTED, crash_flow_runs
+    from runtime.processes.children import end_children
 
     STATE.ended += end_children()
     if not STATE.kept:

@@ -78,7 +78,7 @@ def pilot(
 def _announce(settings, sizes: dict, gpu: str, source: str) -> None:
     """The budget on stderr before any work; refused when a GPU pilot would spend more than its bound."""
     from components.planning.pilot import MAX_GPU_SHARE
-    from runtime.pilots import pilot_profile
+    from runtime.flow_runs.pilots import pilot_profile
 
     budget = pilot_profile(settings.with_absolute_paths(), sizes, gpu)[1]
     typer.echo("\n".join(budget.lines()), err=True)

@@ -7,7 +7,7 @@ whose crash reporting then retries the dead server for minutes; and a CLI killed
 with ``kill -9`` leaves it running. ``start_temporary_server`` starts the same
 server before any flow, as an instance of a subclass that Prefect's own lookups
 then find (the class keeps one instance per port): launched through
-``runtime.process.spawn`` in its own process group under a lifeline, Ctrl-C
+``runtime.processes.children.spawn`` in its own process group under a lifeline, Ctrl-C
 reaches only the CLI, which reports the interrupt and stops the server last,
 and a killed CLI takes the server down with it. Two commands starting at once
 in a fresh project create the server's database one after the other (a file
@@ -85,7 +85,7 @@ def owned_server_class():
             from prefect.settings import get_current_settings
 
             from cli.prefect_app import server_environment, uvicorn_command
-            from runtime.process import spawn
+            from runtime.processes.children import spawn
 
             env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
                    "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True),
@@ -114,7 +114,7 @@ def owned_server_class():
                 time.sleep(0.1)
 
         def stop(self) -> None:
-            from runtime.process import end_process_tree
+            from runtime.processes.children import end_process_tree
 
             process = self.server_process
             super().stop()

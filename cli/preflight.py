@@ -196,7 +196,7 @@ def unreachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
 
 def execution_problems(profile: Profile, sections: list[str]) -> list[str]:
     """A fan-out whose task runner's package is not installed (``execution.runner: ray`` without prefect-ray)."""
-    from runtime.task_runners import runner_problem
+    from runtime.flow_runs.task_runners import runner_problem
 
     problem = runner_problem(profile.execution) if "evaluation" in sections and profile.execution.fans_out else None
     return [problem] if problem else []

@@ -4,7 +4,7 @@ Before the first flow of a command (after its profile passed ``cli.preflight``):
 
 * the tracking store's tables exist (created by one process at a time);
 * MLflow runs and Prefect flow runs that a killed process left RUNNING are
-  closed (``runtime.abandoned``), and the command says how many;
+  closed (``runtime.processes.abandoned``), and the command says how many;
 * a configured Prefect server answers, or this process starts its own
   temporary one (``cli.prefect_server``);
 * every flow run is tagged with this process's owner token, so the next start
@@ -33,8 +33,8 @@ def run_session(profile: Profile, prefect_home: Path) -> Iterator[None]:
     from cli.disk_space import state_paths
     from cli.prefect_server import check_configured_server, start_temporary_server
     from cli.watchdog import bound_mlflow_client, watching
-    from runtime.abandoned import close_abandoned_runs, crash_abandoned_flow_runs, flow_run_owner_tag
-    from runtime.process import owner_token
+    from runtime.processes.abandoned import close_abandoned_runs, crash_abandoned_flow_runs, flow_run_owner_tag
+    from runtime.processes.children import owner_token
     from cli.store_check import prepare_store, tracking_uri_of
 
     uri = tracking_uri_of(profile.tracking, Path(profile.project_dir))

@@ -130,7 +130,7 @@ def memo_store_path(prefect_home: str | Path) -> str:
 
 def server_env(project: Path, prefect_port: int) -> dict[str, str]:
     from cli.prefect_app import server_environment
-    from runtime.process import REPO
+    from runtime.processes.children import REPO
 
     return dict(os.environ, PREFECT_HOME=str(project / ".prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
                 PREFECT_SERVER_MEMO_STORE_PATH=memo_store_path(project / ".prefect"),

@@ -105,8 +105,8 @@ def as_json(result: Any) -> str:
 def recipe_text(summary: Mapping[str, Any], flow_run_url: str | None, in_domain: Sequence[str] | None = None,
                 command: str = "recipe") -> str:
     """The comparison's headline and where its full table is, the registered model, then where the runs are
-    (``components.comparison_headline``: lines that fit 100 columns; the full table is in ``--json``)."""
-    from components.comparison_headline import headline_text
+    (``components.reports.comparison_headline``: lines that fit 100 columns; the full table is in ``--json``)."""
+    from components.reports.comparison_headline import headline_text
 
     parts = []
     rows = ((summary.get("comparison") or {}).get("summary") or {}).get("rows")
@@ -153,9 +153,9 @@ VALUE_LEGEND = ("value [95% interval] (n = independent units: problems, a proble
 
 def metric_blocks(tag: str, benchmark: str, language_table: Sequence[Mapping[str, Any]],
                   metrics: Sequence[str] | None = None) -> str:
-    """One model's metrics on one benchmark, a block per metric (``components.comparison.format_table``'s
+    """One model's metrics on one benchmark, a block per metric (``components.reports.comparison.format_table``'s
     layout, without its legend, which explains deltas)."""
-    from components.comparison import benchmark_columns, format_table
+    from components.reports.comparison import benchmark_columns, format_table
 
     rows = [{"model": tag, "benchmark": benchmark, **row} for row in language_table]
     table = format_table(rows, tag, metrics or benchmark_columns(benchmark, rows))
@@ -165,7 +165,7 @@ def metric_blocks(tag: str, benchmark: str, language_table: Sequence[Mapping[str
 def evaluation_text(summary: Mapping[str, Any]) -> str:
     """One model's evaluation: per benchmark and language each compared metric with its 95% interval (a rate) or
     standard error, and n."""
-    from components.reporting import read_report
+    from components.reports.benchmark import read_report
 
     tag = summary["model"]["tag"]
     blocks = [metric_blocks(tag, name, read_report(name, benchmark["report"]["path"]).language_table)
@@ -202,8 +202,8 @@ def load_error_text(evaluations: Sequence[Mapping[str, Any]]) -> str:
 def score_text(result: Mapping[str, Any]) -> str:
     """``polyreason score``'s table: per benchmark, every column of the language table (the headline accuracy,
     LCPR, LPR, WPR, SLC, SLC&Acc, TTC) per language and overall, with its 95% interval and n."""
-    from components.metrics.table import table_columns
-    from components.reporting import benchmark_report
+    from components.metrics.registry import table_columns
+    from components.reports.benchmark import benchmark_report
 
     blocks = []
     for name, cells in (result.get("by_benchmark") or {}).items():
@@ -217,7 +217,7 @@ def score_text(result: Mapping[str, Any]) -> str:
 
 def explain_text(explained: Mapping[str, Any]) -> str:
     """``score --explain``: each matching row's line-level verdict, line by line."""
-    from components.comparison import aligned
+    from components.reports.comparison import aligned
 
     if not explained["rows"]:
         return f"no valid row with id {explained['id']!r}" + "\n".join(error_lines(explained.get("errors", [])))
@@ -287,7 +287,7 @@ def verify_rows_table(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 def verify_text(result: Mapping[str, Any], verifier: str) -> str:
     """The verdicts per language: accuracy, FNR and FPR with Wilson 95% intervals and their n."""
-    from components.comparison import aligned
+    from components.reports.comparison import aligned
 
     header = ["lang", "accuracy", "FNR (wrongly rejected)", "FPR (wrongly accepted)"]
     lines = [f"verifier {verifier}: accuracy = share of answers it accepts as the gold; FNR/FPR over the rows whose "

@@ -5,11 +5,11 @@ optional ``benchmark``, ``source`` (a benchmark's subset, e.g. MMATH's MATH500),
 ``max_context``, ``num_tokens``, ``answers`` (every accepted answer of a QA row). Rows of a QA
 benchmark (MKQA, XOR-TyDi, the offline set) are scored with the QA metrics (fEM, c3Recall, CLR:
 ``components.metrics.qa``) on their last ``<answer>`` block, the rows of one call being of one kind
-(``components.metrics.table.kind_of_rows``, by each benchmark's spec: ``components.data.benchmarks.SCHEMES``). The completion is split at ``</think>``
+(``components.metrics.registry.kind_of_rows``, by each benchmark's spec: ``components.data.benchmarks.SCHEMES``). The completion is split at ``</think>``
 (``components.verification.split_think``); language metrics look at the reasoning trace, the
 verifier at the whole completion, TTC at the whole completion. A scored row holds the row
 fields of every metric of the table, each filled by that metric's own scorer
-(``components.metrics.table.row_fields``, over a ``components.metrics.sample.Sample``), the
+(``components.metrics.registry.row_fields``, over a ``components.metrics.sample.Sample``), the
 verdict's ``extracted``/``normalized`` answer, and the row's identity (``source`` only when
 given); ``components.metrics.aggregate`` turns them into corpus metrics with their standard
 errors. The rules come as the profile's ``ScoringSettings`` section.
@@ -50,7 +50,7 @@ from components.metrics.bootstrap import Bootstrap
 from components.metrics.lcpr import get_rule, load_english_words
 from components.metrics.slc import step_detector
 from components.metrics.sample import Rules, Sample
-from components.metrics.table import QA_HEADLINE, kind_of_rows, row_fields
+from components.metrics.registry import QA_HEADLINE, kind_of_rows, row_fields
 from components.settings import ScoringSettings
 from components.scoring_input import iter_jsonl_rows, row_error as _error, rows_to_score, survey
 from components.verification import get_verifier
@@ -173,7 +173,7 @@ def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(
     """Score generation rows under ``settings``; returns ``{"rows", "aggregate", "groups", "by_benchmark",
     "notes", "errors", "headline"}``.
 
-    Every row gets every row field of the metric table (``components.metrics.table``), and
+    Every row gets every row field of the metric table (``components.metrics.registry``), and
     records whether only a lenient fallback finds its answer. ``aggregate`` maps each language
     and ``"overall"`` to its metrics, each with its standard error and n (under the benchmark's
     macro rule, ``components.metrics.aggregate``); ``groups`` holds the means of the

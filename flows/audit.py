@@ -19,11 +19,11 @@ import flows  # noqa: F401
 
 from components.config import flatten
 from components.settings import Profile, ProfileError
-from runtime.flow_names import stage_run_name, subject
+from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
-from runtime.flow_artifacts import publish_stage_run
+from runtime.flow_runs.prefect_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef
-from runtime.cache_report import record_task_code
+from runtime.cache.report import record_task_code
 from runtime.outputs import AuditOutputs, EvaluationOutputs
 from runtime.project import Project, prepared, require
 from runtime.tracking import RunRef

@@ -4,7 +4,7 @@ Items are evaluation runs, a recipe's parent run, or registered versions
 (``models:/NAME/VERSION``, ``models:/NAME@ALIAS``); ``baseline`` is the label of the
 row the deltas are taken against (default: the first), or ``previous`` (each model
 against the one listed before it). With ``paper`` (a paper table
-file) the runs are also held against the paper's rows (``components.paper_comparison``):
+file) the runs are also held against the paper's rows (``components.reports.paper_comparison``):
 measured against printed, the difference and the measured value's 95% interval, the
 rows no run measures listed as missing.
 """
@@ -15,7 +15,7 @@ from prefect import flow
 
 from components.settings import TrackingSettings
 from runtime import tracking
-from runtime.flow_artifacts import publish_stage_run
+from runtime.flow_runs.prefect_artifacts import publish_stage_run
 from runtime.outputs import ComparisonOutputs
 from runtime.project import prepared_project
 from tasks.compare import (

@@ -28,9 +28,9 @@ from prefect import flow
 from components.config import REVEALED, load_profile, load_profile_dict
 from components.settings import Profile, ProfileError
 from flows.commands import COMMANDS, sections_for, trained_sections
-from runtime.flow_artifacts import results_on_started_run
-from runtime.flow_names import entry_run_name
-from runtime.plans import checked_plan, publish_plan, refused
+from runtime.flow_runs.prefect_artifacts import results_on_started_run
+from runtime.flow_runs.names import entry_run_name
+from runtime.flow_runs.plans import checked_plan, publish_plan, refused
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -27,12 +27,12 @@ import flows  # noqa: F401
 
 from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
-from runtime.flow_names import stage_run_name, subject
+from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
-from runtime.flow_artifacts import publish_stage_run
+from runtime.flow_runs.prefect_artifacts import publish_stage_run
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.cache_report import mark_cache
-from runtime.generators import release_generators
+from runtime.cache.report import mark_cache
+from runtime.processes.generators import release_generators
 from runtime.outputs import LOAD_ERRORS_SHOWN, BenchmarkOutput, EvaluationOutputs, ModelRef, PreparedBenchmark
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef

@@ -18,11 +18,11 @@ from prefect import flow
 
 from components.settings import ExecutionSettings, Profile
 from flows.evaluation import prepare_benchmark
-from runtime.flow_names import stage_run_name
+from runtime.flow_runs.names import stage_run_name
 from runtime import tracking
 from runtime.outputs import GenerationUnit, ModelRef, UnitResult
 from runtime.project import Project, prepared, require
-from runtime.task_runners import task_resources, task_runner
+from runtime.flow_runs.task_runners import task_resources, task_runner
 from tasks.fanout import generate_unit_task, plan_units_task
 from tasks.models import resolve_model_task
 

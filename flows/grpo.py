@@ -24,10 +24,10 @@ import flows  # noqa: F401
 
 from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
-from runtime.flow_names import stage_run_name, subject
+from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
-from runtime.flow_artifacts import publish_stage_run
-from runtime.cache_report import mark_cache, produced_by
+from runtime.flow_runs.prefect_artifacts import publish_stage_run
+from runtime.cache.report import mark_cache, produced_by
 from runtime.outputs import GRPOOutputs, RLOutputs, SFTOutputs
 from runtime.project import Project, prepared, require, was_cached
 from runtime.tracking import RunRef

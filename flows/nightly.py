@@ -25,11 +25,11 @@ from components.settings import NightlySettings, Profile, ProfileError
 from flows.entry import DEFAULT_PROFILE, ProfileName, chosen_profile
 from flows.evaluation import evaluation_flow
 from runtime import tracking
-from runtime.flow_artifacts import publish_nightly_summary, results_on_started_run
-from runtime.flow_names import entry_run_name, nightly_title, rename_flow_run
-from runtime.plans import refused
+from runtime.flow_runs.prefect_artifacts import publish_nightly_summary, results_on_started_run
+from runtime.flow_runs.names import entry_run_name, nightly_title, rename_flow_run
+from runtime.flow_runs.plans import refused
 from runtime.project import prepared, require
-from runtime.registry import parse_reference
+from runtime.tracking.registry import parse_reference
 from tasks.compare import previous_comparison_task, previous_evaluation_task
 from tasks.models import resolve_model_task
 from tasks.registry import link_evaluation_task, nightly_references_task

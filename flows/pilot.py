@@ -1,6 +1,6 @@
 """The pilot: every stage of a profile on a small, stated part of its work, and what it measured against the plan.
 
-``pilot_flow`` shrinks the profile with overrides (``runtime.pilots.pilot_profile``:
+``pilot_flow`` shrinks the profile with overrides (``runtime.flow_runs.pilots.pilot_profile``:
 fewer source queries, SFT and GRPO steps, evaluation problems; no audit, no registry),
 runs the same recipe on it (``flows.recipe.recipe_flow``: the same tasks, whose cache
 keys differ from the full run's only where the shrunk work does), then reads what the
@@ -22,9 +22,9 @@ from components.config import flatten
 from components.settings import Profile
 from flows.recipe import recipe_flow
 from runtime import tracking
-from runtime.flow_artifacts import publish_markdown
-from runtime.flow_names import stage_run_name, subject
-from runtime.pilots import PILOT_TAG, data_facts, markdown, pilot_profile, reward_ranges, stopped_by_data
+from runtime.flow_runs.prefect_artifacts import publish_markdown
+from runtime.flow_runs.names import stage_run_name, subject
+from runtime.flow_runs.pilots import PILOT_TAG, data_facts, markdown, pilot_profile, reward_ranges, stopped_by_data
 from runtime.project import prepared
 from tasks.pilot import log_pilot_task, measure_task
 

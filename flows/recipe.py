@@ -34,9 +34,9 @@ from flows.grpo import grpo_flow
 from flows.recipe_plan import RecipePlan, evaluation_models, register_final, rejection_policy, run_stage
 from flows.rejection import rejection_flow
 from flows.sft import sft_flow
-from runtime.flow_names import stage_run_name, subject
+from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
-from runtime.flow_artifacts import publish_recipe_summary, publish_stage_run
+from runtime.flow_runs.prefect_artifacts import publish_recipe_summary, publish_stage_run
 from runtime.outputs import RecipeOutputs
 from runtime.project import prepared
 from tasks.compare import gather_measurements_task, log_comparison_task, log_paper_task, paper_task

@@ -19,7 +19,7 @@ from components.config import fingerprint
 from components.settings import ModelSettings, Profile, RegistrySettings
 from runtime.outputs import EvaluationOutputs, GRPOOutputs, ModelRef, RegisteredModel, SFTOutputs
 from runtime.project import Project
-from runtime.provenance import git_commit
+from runtime.tracking.provenance import git_commit
 from runtime.tracking import RunRef
 from tasks.models import resolve_model_task
 from tasks.registry import link_registered_evaluation_task, merged_model_task, register_task
@@ -98,7 +98,7 @@ def planned_stages(profile: Profile, stages: list[str] | None) -> list[str]:
 
 def recipe_tags(profile: Profile) -> dict[str, str]:
     """Tags of a recipe's parent run and its registered model: profile digest, git commit, languages, name (the
-    parent run also carries the code's provenance, ``runtime.provenance``)."""
+    parent run also carries the code's provenance, ``runtime.tracking.provenance``)."""
     languages = sorted({lang for bench in (profile.evaluation.benchmarks if profile.evaluation else [])
                         for lang in bench.languages} | set(profile.data.languages if profile.data else []))
     return {"polyreason.profile_digest": fingerprint(profile)[:16], "mlflow.source.git.commit": git_commit(),
@@ -160,7 +160,7 @@ def run_stage(stage: str, stage_flow: Any, profile: Profile, **inputs: Any) -> A
         return stage_flow(profile, **inputs)
     from prefect.deployments import run_deployment
 
-    from runtime.prefect_progress import announce
+    from runtime.flow_runs.progress import announce
 
     announce(f"{stage}: started on work pool {pool!r} (its own flow run there shows its progress)")
     # polled every second: Prefect's default (5 s) would leave each placed stage's end unseen for 2.5 s on average

@@ -19,7 +19,7 @@ directory. Two rules keep them honest:
   directory afterwards, by another writer, shows), written through a
   temporary file and an atomic rename. ``problem`` re-reads the files and names
   the first difference (rows, checksum, a missing file); a product without a
-  manifest entry was never finished. The cache policy (``runtime.caching``) asks
+  manifest entry was never finished. The cache policy (``runtime.cache.policy``) asks
   it before reusing a cached task result.
 
 Products without a manifest entry (written before manifests existed, or by a
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 MANIFEST = ".manifest.json"
-PRODUCED_BY = "produced_by.json"  # the run that produced a directory (``runtime.cache_report``)
+PRODUCED_BY = "produced_by.json"  # the run that produced a directory (``runtime.cache.report``)
 BOOKKEEPING = {MANIFEST, PRODUCED_BY}  # files of a directory that belong to no product
 POLL_S = 0.2
 _HELD: dict[Path, Callable[[], str] | None] = {}  # directories this process writes now -> progress note
@@ -75,7 +75,7 @@ def log(message: str, warning: bool = False) -> None:
 
     from components.progress import report
     from components.quiet import verbose
-    from runtime.prefect_progress import installed
+    from runtime.flow_runs.progress import installed
 
     try:
         logger = get_run_logger()

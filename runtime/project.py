@@ -3,7 +3,7 @@
 ``prepared(profile)`` is what every flow does first: it makes every
 ``ProjectPath`` of the profile absolute against the project directory (so tasks
 and components only see absolute paths), remembers the flow run (an interrupt
-that leaves it running can close it, ``runtime.abandoned``) and returns the
+that leaves it running can close it, ``runtime.processes.abandoned``) and returns the
 profile with its ``Project``.
 
 A ``Project`` owns the layout (``artifacts/<stage>/<fp[:12]>/``, ``.cache/``)
@@ -108,8 +108,8 @@ def files_fingerprint(target: Path, files: list[Path]) -> str:
 
 def prepared(profile) -> tuple[Any, Project]:
     """The profile with every relative path made absolute against its project directory, and its ``Project``."""
-    from runtime import prefect_progress
-    from runtime.abandoned import register_flow_run
+    from runtime.flow_runs import progress as prefect_progress
+    from runtime.processes.abandoned import register_flow_run
 
     register_flow_run()
     prefect_progress.install()  # progress lines in the flow run's logs, library chatter filtered as on the CLI

@@ -1,4 +1,4 @@
-"""Prefect tasks of the reward-audit stage: thin adapters over ``components.audit.steps``.
+"""Prefect tasks of the reward-audit stage: thin adapters over ``components.audit.pipeline``.
 
 Each task takes settings values and upstream ``ArtifactRef``s, calls one step,
 and returns an ``ArtifactRef`` whose summary carries the step's MLflow figures,
@@ -17,16 +17,16 @@ from typing import Callable
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from components.audit import steps
+from components.audit import pipeline
 from components.config import fingerprint
 from components.settings import ModelSettings, SamplingSettings
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import AuditOutputs
 from runtime.project import Made, Project
 
-FIGURE = "fnr_by_language.png"  # what components.audit.steps.figure_step draws
+FIGURE = "fnr_by_language.png"  # what components.audit.pipeline.figure_step draws
 POLICY = cache_policy("scoring", "reporting")
 
 
@@ -56,47 +56,47 @@ def _step(project: Project, step: str, keys: list, product: str, run: Callable[[
 def stress_task(table: ArtifactRef, verifiers: list[str], languages: list[str], golds: list[str] | None,
                 project: Project) -> ArtifactRef:
     return _step(project, "stress", [table.fingerprint, verifiers, languages, golds], "stress.json",
-                 lambda out: steps.stress_step(out, verifiers=verifiers, languages=languages, golds=golds,
+                 lambda out: pipeline.stress_step(out, verifiers=verifiers, languages=languages, golds=golds,
                                                table_path=table.path))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def judge_task(generations: ArtifactRef, proxies: list[str], reference: str, project: Project) -> ArtifactRef:
     return _step(project, "judgements", [generations.fingerprint, proxies, reference], "judgements.jsonl",
-                 lambda out: steps.judge_generations(generations.path, out, proxies=proxies, reference=reference))
+                 lambda out: pipeline.judge_generations(generations.path, out, proxies=proxies, reference=reference))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def diagnostics_task(judgements: ArtifactRef, proxies: list[str], project: Project) -> ArtifactRef:
     return _step(project, "diagnostics", [judgements.fingerprint, proxies], "diagnostics.json",
-                 lambda out: steps.diagnostics_step(judgements.path, out, proxies=proxies), judgements.fingerprint)
+                 lambda out: pipeline.diagnostics_step(judgements.path, out, proxies=proxies), judgements.fingerprint)
 
 
 @task(cache_policy=cache_policy("scoring", "generation"), **CACHED)
 def number_only_generation_task(generations: ArtifactRef, model: ModelSettings, sampling: SamplingSettings,
                                 project: Project) -> ArtifactRef:
     return _step(project, "number_only", [generations.fingerprint, model, sampling], "generations.jsonl",
-                 lambda out: steps.number_only_generations(generations.path, out / "generations.jsonl", model=model,
+                 lambda out: pipeline.number_only_generations(generations.path, out / "generations.jsonl", model=model,
                                                            sampling=sampling, cache_dir=project.cache_dir))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def probe_task(standard: ArtifactRef, number_only: ArtifactRef, proxies: list[str], project: Project) -> ArtifactRef:
     return _step(project, "probe", [standard.fingerprint, number_only.fingerprint, proxies], "probe.json",
-                 lambda out: steps.probe_step(standard.path, number_only.path, out, proxies=proxies),
+                 lambda out: pipeline.probe_step(standard.path, number_only.path, out, proxies=proxies),
                  fingerprint([standard.fingerprint, number_only.fingerprint]))
 
 
 @task(cache_policy=POLICY, **CACHED)
 def selection_task(judgements: ArtifactRef, project: Project) -> ArtifactRef:
     return _step(project, "selection", [judgements.fingerprint], "selection.json",
-                 lambda out: steps.selection_step(judgements.path, out), judgements.fingerprint)
+                 lambda out: pipeline.selection_step(judgements.path, out), judgements.fingerprint)
 
 
 @task(cache_policy=POLICY, **CACHED)
 def guard_task(generations: ArtifactRef, verifier: str, metric: str, warn_vlb: float, fail_vlb: float,
                reference: str) -> ArtifactRef:
-    summary = steps.guard_step(generations.path, verifier=verifier, metric=metric, warn_vlb=warn_vlb,
+    summary = pipeline.guard_step(generations.path, verifier=verifier, metric=metric, warn_vlb=warn_vlb,
                                fail_vlb=fail_vlb, reference=reference)
     return ArtifactRef(generations.path, generations.fingerprint, summary)
 
@@ -106,7 +106,7 @@ def figure_task(diagnostics: ArtifactRef, stress: ArtifactRef | None, selection:
                 project: Project) -> ArtifactRef:
     keys = [ref.fingerprint if ref else None for ref in (diagnostics, stress, selection)]
     return _step(project, "figures", keys, FIGURE,
-                 lambda out: steps.figure_step(diagnostics.summary, stress.summary if stress else None,
+                 lambda out: pipeline.figure_step(diagnostics.summary, stress.summary if stress else None,
                                                selection.summary if selection else None, out))
 
 
@@ -115,7 +115,7 @@ def combine_generations_task(generations: list[ArtifactRef], project: Project) -
     if len(generations) == 1:
         return generations[0]
     return _step(project, "generations", [[ref.fingerprint for ref in generations]], "generations.jsonl",
-                 lambda out: steps.concat_generations([ref.path for ref in generations], out / "generations.jsonl"))
+                 lambda out: pipeline.concat_generations([ref.path for ref in generations], out / "generations.jsonl"))
 
 
 OUTPUT_FILES = {"stress.json", "diagnostics.json", "probe.json", "selection.json"}

@@ -12,7 +12,7 @@ Every evaluation run logs the same metric names, so MLflow's own compare view
 lines the runs up too; this adds the per-language table with deltas to a chosen
 baseline and the Pareto plot of accuracy against LCPR. Each run's joined generations
 table (the scored rows) is downloaded beside the comparison, so every delta gets its
-paired interval over the problems both runs answered (``components.comparison``).
+paired interval over the problems both runs answered (``components.reports.comparison``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
-from components.comparison import language_tables
+from components.reports.comparison import language_tables
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
 from runtime.project import Made, Project
@@ -35,7 +35,7 @@ def _label(run) -> str:
 
 def _registered_run(client, item: str) -> tuple[str, object]:
     """The newest evaluation run of a registered version, labelled ``NAME-vVERSION``."""
-    from runtime.registry import parse_reference
+    from runtime.tracking.registry import parse_reference
 
     name, alias, version = parse_reference(item)
     version = version or client.get_model_version_by_alias(name, alias).version
@@ -70,7 +70,7 @@ class Evaluations(BaseModel):
 
 def scored_files(client, run_id: str, benchmarks: list[str], project: Project) -> dict[str, str]:
     """Download each benchmark's joined generations table of a run (a run without one is compared unpaired)."""
-    from components.reporting import generations_file
+    from components.reports.benchmark import generations_file
 
     wanted = {bench: f"evaluation/{bench}/{generations_file(bench)}" for bench in benchmarks}
     present = {bench: path for bench, path in wanted.items()
@@ -104,7 +104,7 @@ def gather_task(tracking_uri: str, items: list[str], project: Project) -> Evalua
 @task(name="render-comparison", cache_policy=NO_CACHE)
 def render_task(evaluations: Evaluations, baseline: str, project: Project) -> ArtifactRef:
     """The comparison table (JSON and text) and a Pareto plot per benchmark, in a content-addressed folder."""
-    from components.comparison import write_comparison
+    from components.reports.comparison import write_comparison
 
     def render(out: Path) -> Made:
         rows = write_comparison(evaluations.tables, baseline, out, evaluations.scored)
@@ -118,7 +118,7 @@ def log_comparison_task(run: RunRef, comparison: ArtifactRef) -> int:
     """The models' per-language metrics and deltas (``evaluation/<model>/<benchmark>/<lang>/<metric>``), the
     table (``comparison/``) and the plots (top level: MLflow's compare view shows only top-level files common to the
     runs), to ``run`` (a recipe's parent run or a comparison run)."""
-    from components.comparison import comparison_metrics
+    from components.reports.comparison import comparison_metrics
 
     rows = comparison.summary["rows"]
     count = tracking.log_metrics(run, comparison_metrics(rows))
@@ -196,7 +196,7 @@ def measurement(client, run) -> dict:
 
 @task(name="gather-measurements", cache_policy=NO_CACHE)
 def gather_measurements_task(tracking_uri: str, items: list[str]) -> list[dict]:
-    """Every run the items offer to a paper table (``components.paper_comparison.Measurement`` fields)."""
+    """Every run the items offer to a paper table (``components.reports.paper_comparison.Measurement`` fields)."""
     client = tracking.client(tracking_uri)
     return [measurement(client, run) for item in items for run in measuring_runs(client, item)]
 
@@ -204,8 +204,8 @@ def gather_measurements_task(tracking_uri: str, items: list[str]) -> list[dict]:
 @task(name="compare-paper", cache_policy=NO_CACHE)
 def paper_task(measurements: list[dict], table: str, project: Project) -> ArtifactRef:
     """Measured against the paper's table (``paper.json``, ``paper.txt``) in a content-addressed folder."""
-    from components.paper_comparison import Measurement, paper_entries, paper_report
-    from components.paper_tables import load_table, table_title
+    from components.reports.paper_comparison import Measurement, paper_entries, paper_report
+    from components.reports.paper_tables import load_table, table_title
 
     entries = paper_entries(load_table(table), [Measurement(**m) for m in measurements])
 

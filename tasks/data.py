@@ -1,6 +1,6 @@
 """Prefect tasks of the data-construction stage: thin adapters over ``components.data.datasets``.
 
-Cache keys (``runtime.caching``): the task's settings section, the fingerprints of
+Cache keys (``runtime.cache.policy``): the task's settings section, the fingerprints of
 its upstream tables and models (never the whole profile), the task source and
 the source of the components it calls. Outputs go to content-addressed
 ``artifacts/data/<step>/<fp[:12]>/``, each built under the directory's write
@@ -21,7 +21,7 @@ from components.config import fingerprint
 from components.settings import DataSourceSettings, ModelSettings, RejectionSettings, TraceSettings, TranslationSettings
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import ModelRef, StepReport
 from runtime.project import Made, Project
 from runtime.tracking import RunRef

@@ -1,6 +1,6 @@
 """Prefect tasks of the evaluation stage: thin adapters over one component each.
 
-Cache keys (``runtime.caching``): task inputs + the code the task runs + its
+Cache keys (``runtime.cache.policy``): task inputs + the code the task runs + its
 stage's libraries. The generation key holds the model fingerprint (path +
 weight file identities) and the sampling settings with their seed; scoring is
 keyed on the generations file's content hash and the scoring settings, so a new
@@ -24,8 +24,8 @@ from components.config import fingerprint
 from components.settings import BenchmarkSettings, PromptSettings, SamplingSettings, ScoringSettings
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, write_atomic, writing
-from runtime.caching import CACHED, cache_policy
-from runtime.generators import generator_for
+from runtime.cache.policy import CACHED, cache_policy
+from runtime.processes.generators import generator_for
 from runtime.outputs import LoadedBenchmark, ModelRef, PooledGeneration, PreparedBenchmark, Prompts
 from runtime.project import Made, Project
 from runtime.tracking import RunRef
@@ -154,7 +154,7 @@ def score_task(generations: ArtifactRef, scoring: ScoringSettings, project: Proj
 @task(name="report", cache_policy=cache_policy("reporting"), **CACHED)
 def report_task(benchmark: str, generations: ArtifactRef, scores: ArtifactRef, project: Project) -> ArtifactRef:
     """Render the benchmark's metrics, tables and plot (groups as scored) into a content-addressed directory."""
-    from components.reporting import write_report
+    from components.reports.benchmark import write_report
 
     def render(out: Path) -> Made:
         report = write_report(benchmark, generations.path, scores.path, out)
@@ -169,7 +169,7 @@ def evaluated_model_task(run: RunRef, model: ModelRef, logged_model: str | None)
     """The logged model an evaluation measures, named as an input of its run: the one handed in (a trained
     stage's), a registered version's, else a logged model describing the reference (no weights uploaded; the one
     logged for the same fingerprint before, if any)."""
-    from runtime.logged_models import log_model_input, reference_model, registered_model_id
+    from runtime.tracking.logged_models import log_model_input, reference_model, registered_model_id
 
     model_id = logged_model or (registered_model_id(run.tracking_uri, model.registered) if model.registered else None)
     if model_id is None:  # described once per fingerprint: a re-run measures the same logged model
@@ -196,7 +196,7 @@ def benchmark_source(benchmark: BenchmarkSettings) -> str:
 @task(name="log-benchmark-dataset", cache_policy=NO_CACHE)
 def log_benchmark_dataset_task(run: RunRef, benchmark: BenchmarkSettings, items: list[dict]):
     """The benchmark's evaluated rows as an MLflow dataset input of the run (context ``evaluation``)."""
-    from runtime.logged_models import log_dataset
+    from runtime.tracking.logged_models import log_dataset
 
     return log_dataset(run, items, benchmark.name, benchmark_source(benchmark), context="evaluation")
 
@@ -208,7 +208,7 @@ def log_benchmark_task(run: RunRef, benchmark: str, report: ArtifactRef, scores:
     number of metrics logged. The metrics name the logged model they measure and the benchmark's dataset. The plot
     is ``<benchmark>_accuracy_vs_lcpr.png`` at the run's top level, where MLflow's compare view finds it in every
     evaluation run (it lists only top-level files common to the runs compared)."""
-    from components.reporting import FIGURE_FILE, generations_file, read_report
+    from components.reports.benchmark import FIGURE_FILE, generations_file, read_report
 
     rendered = read_report(benchmark, report.path)
     score_errors = scores.summary.get("errors", 0)

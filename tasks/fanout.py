@@ -5,7 +5,7 @@ into tasks as ``execution`` asks: one per model (its benchmarks grouped by
 sampling and stop strings and ordered by path, so the backend calls are those of
 a sequential evaluation), one per model x benchmark (``split: benchmark``), and
 one per language of each benchmark in ``shard_languages``. ``generate_unit_task``
-runs one (``runtime.fanout``) wherever the task runner puts it. None is cached:
+runs one (``runtime.processes.fanout``) wherever the task runner puts it. None is cached:
 the generations are cached by the evaluation's own ``generate`` task, which
 publishes them from the journals these tasks write.
 """
@@ -75,7 +75,7 @@ def plan_units_task(models: list[ModelRef], benchmarks: list[list[PreparedBenchm
 @task(name="generate-unit", task_run_name="generate {unit.name}", cache_policy=NO_CACHE)
 def generate_unit_task(unit: GenerationUnit, execution: ExecutionSettings, project: Project) -> UnitResult:
     """Generate one task's files into their journals, in a process of its own on the task's GPUs."""
-    from runtime.fanout import run_unit
+    from runtime.processes.fanout import run_unit
 
     return run_unit(unit, execution, project)
 

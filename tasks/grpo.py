@@ -21,11 +21,11 @@ from components.settings import GRPOStageSettings, RewardAuditSettings
 from components.training.runner import TrainingJob
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import FinalWeights, ModelRef, RewardAudit, TrainedRun
 from runtime.project import Made, Project, produce_in
 from runtime.tracking import RunRef
-from runtime.training import (
+from runtime.processes.trainer import (
     log_checkpoints, log_rollout_tables, log_training_output, run_trainer, train_once, training_policy, training_run,
 )  # fmt: skip
 
@@ -159,7 +159,7 @@ def log_grpo_model_task(run: RunRef, final: FinalWeights, trained: TrainedRun, a
     """The GRPO model as evaluated and registered (relative to the original base) as a logged model: the trainer's
     adapter's when it is that model, else the combined adapter's files; a merged model is described, not uploaded
     (its full weights). On a cache hit, the one ``source`` (the run that trained it) logged. Returns its id."""
-    from runtime.logged_models import log_model, source_models
+    from runtime.tracking.logged_models import log_model, source_models
 
     if final.weights in (trained.adapter, trained.merged if trained.full else None):
         return adapter_model  # the trainer's own product, already logged by log_grpo_task

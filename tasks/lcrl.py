@@ -5,7 +5,7 @@ unset) and the retrieval index (when ``lcrl.retrieval.index`` is unset) with the
 cached tasks below, and fills them into the section the trainer reads. With
 ``evaluation.search`` the evaluation flow builds the index the same way and
 generates each QA benchmark through ``search_generate_task``: the loaded
-generator wrapped in the test-time search loop (``components.generation.search_loop``),
+generator wrapped in the test-time search loop (``components.generation.search_generator``),
 written by the same resumable JSONL writer as every other benchmark.
 
 Both are cached like any stage output: the key is the settings section, the
@@ -23,8 +23,8 @@ from prefect import task
 
 from components.settings import BenchmarkSettings, RetrievalSettings, SamplingSettings, SearchSettings
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
-from runtime.generators import generator_for
+from runtime.cache.policy import CACHED, cache_policy
+from runtime.processes.generators import generator_for
 from runtime.outputs import ModelRef
 from runtime.project import Made, Project
 
@@ -66,7 +66,7 @@ def search_generate_task(items: list[dict], prompts: list[str], model: ModelRef,
     """A QA benchmark's samples, each answered with the search loop over the index, into a resumable JSONL."""
     from components.generation.base import load_tokenizer
     from components.generation.resumable import generate_to_jsonl
-    from components.generation.search_loop import SearchGenerator
+    from components.generation.search_generator import SearchGenerator
     from components.records import BenchmarkItem
     from components.retrieval import load_retriever
     from tasks.evaluation import GENERATIONS, journal_progress

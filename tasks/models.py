@@ -21,7 +21,7 @@ from runtime.project import Project
 
 def registered_model(model: ModelSettings, tracking_uri: str | None, cache_dir: Path) -> tuple[ModelSettings, str]:
     """Settings of the registered version ``model.model`` names, with local weights, and its ``models:/`` URI."""
-    from runtime.registry import resolve_registered
+    from runtime.tracking.registry import resolve_registered
 
     if not tracking_uri:
         raise ValueError(f"{model.model}: a registry reference needs a tracking URI (the profile's tracking section)")

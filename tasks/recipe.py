@@ -3,14 +3,14 @@
 * The parent run carries the profile (as YAML), its digest (the fingerprint of
   what it computes) and the git commit of the code, so a run can be reproduced.
 * ``comparison_task`` (cached) renders every evaluated model side by side per
-  benchmark and language (``components.comparison``); ``tasks.compare.log_comparison_task``
+  benchmark and language (``components.reports.comparison``); ``tasks.compare.log_comparison_task``
   sends the table, the deltas to the base model and the plots to the parent run.
 * ``log_plan_task``: the plan of the run (``components.planning``: steps, tokens,
   curricula, where each stage runs, the GPU-hours estimate) as ``plan.*`` params
   and ``plan.md``/``plan.json`` of the parent run, and as the flow run's markdown
   artifact.
 * ``paper_table_task``: the table file of the profile's paper rows, when it has one
-  (``components.paper_tables.find_table``); ``tasks.compare.paper_task`` holds the run against it.
+  (``components.reports.paper_tables.find_table``); ``tasks.compare.paper_task`` holds the run against it.
 * ``log_stages_task``: which child run did each stage.
 * ``link_pilot_task``: the newest pilot of the profile (``polyreason pilot``), as the run's tags.
 """
@@ -24,7 +24,7 @@ from prefect.cache_policies import NO_CACHE
 from components.settings import Profile
 from runtime import tracking
 from runtime.artifacts import ArtifactRef, file_fingerprint
-from runtime.caching import CACHED, cache_policy
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import EvaluationOutputs
 from runtime.project import Made, Project
 from runtime.tracking import RunRef
@@ -44,9 +44,9 @@ def log_plan_task(run: RunRef, profile: Profile, sections: list[str] | None = No
     (those the run runs)."""
     from components.planning import plan_profile
     from components.planning.render import markdown, params
-    from runtime.plans import publish_plan
+    from runtime.flow_runs.plans import publish_plan
 
-    from runtime.prefect_progress import STARTED
+    from runtime.flow_runs.progress import STARTED
 
     plan = plan_profile(profile, sections=sections)
     tracking.log_params(run, params(plan))
@@ -62,9 +62,9 @@ def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project
                     in_domain: list[str] | None = None) -> ArtifactRef:
     """The comparison table (rows and text, paired intervals over each model's scored rows), the
     in-domain languages together as one more row, and one accuracy-vs-LCPR plot per benchmark."""
-    from components.comparison import in_domain_row, write_comparison
+    from components.reports.comparison import in_domain_row, write_comparison
     from components.metrics import IN_DOMAIN_LANGUAGES
-    from components.reporting import read_report
+    from components.reports.benchmark import read_report
 
     def rows(name: str, path: str) -> list[dict]:
         report = read_report(name, path)
@@ -84,7 +84,7 @@ def comparison_task(evaluations: list[EvaluationOutputs], baseline: str, project
 def link_pilot_task(run: RunRef, profile_name: str) -> str | None:
     """Tag the recipe's run with the newest finished pilot of its profile (``polyreason pilot``): its run id, URL and
     verdict; returns the pilot's run id (``None`` when the profile had no pilot in this experiment)."""
-    from runtime.pilots import newest_pilot
+    from runtime.flow_runs.pilots import newest_pilot
 
     pilot = newest_pilot(run.tracking_uri, run.experiment_id, profile_name)
     if pilot is None:
@@ -105,7 +105,7 @@ def log_stages_task(run: RunRef, runs: dict[str, str | None]) -> None:
 @task(name="paper-table", cache_policy=NO_CACHE)
 def paper_table_task(profile_name: str, project: Project) -> str | None:
     """The paper table of the profile called ``profile_name`` (``profiles/papers/<name>.yaml``), if there is one."""
-    from components.paper_tables import find_table
+    from components.reports.paper_tables import find_table
 
     found = find_table(profile_name, project.root)
     return None if found is None else str(found)

@@ -10,7 +10,7 @@
 * ``nightly_references_task`` / ``link_evaluation_task``: which versions a nightly
   run re-evaluates, and the tag that leads from a version to its dated run.
 
-The MLflow calls themselves are in ``runtime.registry``.
+The MLflow calls themselves are in ``runtime.tracking.registry``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from prefect.cache_policies import NO_CACHE
 
 from components.config import fingerprint
 from components.settings import RegistrySettings
-from runtime import registry, tracking
-from runtime.caching import CACHED, cache_policy
+from runtime import tracking
+from runtime.tracking import registry
+from runtime.cache.policy import CACHED, cache_policy
 from runtime.outputs import ModelRef, RegisteredModel
 from runtime.project import Project
 from runtime.tracking import RunRef
@@ -36,7 +37,7 @@ def register_task(run: RunRef, settings: RegistrySettings, name: str, base_model
     """Register the final model (a new version, or the alias moved to an identical one) and return its reference.
 
     ``trained_model``: the logged model of the stage that trained these weights (the one evaluated); the version
-    registers it (``runtime.registry.register_model``), so its page leads to the evaluations' metrics."""
+    registers it (``runtime.tracking.registry.register_model``), so its page leads to the evaluations' metrics."""
     from components.generation.base import adapter_digest
 
     weights = final.model.adapter if weights_kind == "adapter" else final.model.model

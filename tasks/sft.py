@@ -8,11 +8,11 @@ from prefect.cache_policies import NO_CACHE
 from components.settings import SFTSettings
 from components.training.runner import TrainingJob
 from runtime.artifacts import ArtifactRef
-from runtime.caching import CACHED
+from runtime.cache.policy import CACHED
 from runtime.outputs import ModelRef, TrainedRun
 from runtime.project import Project
 from runtime.tracking import RunRef
-from runtime.training import log_checkpoints, log_training_output, train_once, training_policy, training_run
+from runtime.processes.trainer import log_checkpoints, log_training_output, train_once, training_policy, training_run
 
 
 @task(name="sft-train", cache_policy=training_policy("training"), **CACHED)

@@ -18,7 +18,7 @@ function and the metrics it is scored with), a ``BenchmarkSpec`` holds:
 
 The families build specs from their formats (``components.data.benchmarks_math``,
 ``components.data.benchmarks_qa``); ``components.data.benchmarks`` registers them. A spec is
-also its own scheme for the metric table (``components.metrics.table.Scheme``: its ``kind``
+also its own scheme for the metric table (``components.metrics.registry.Scheme``: its ``kind``
 and ``macro_field``), handed to it by its callers: the metrics package sits below the data
 package and imports none of it, and this module imports no metric (loading a benchmark
 reaches no scoring code).

@@ -7,7 +7,7 @@ the benchmarks' specs), bootstrap (standard errors and paired intervals by resam
 problems), aggregate (per language / benchmark / language group, under those rules); the
 scorers themselves: accuracy (pass@k, avg@k), lcpr (AdaMame C.3 line/word pass, LCB variant),
 slc (PCS step-level language consistency, SLC&Acc, top-1 consistency), ttc (test-time compute), qa (LcRL's
-fEM, c3Recall and CLR of short answers) and qa_table (those as the metric table's qa kind).
+fEM, c3Recall and CLR of short answers) and qa_registry (those as the metric table's qa kind).
 """
 
 from components.metrics.accuracy import avg_at_k, avg_at_key, pass_at_k, pass_at_key
@@ -25,7 +25,7 @@ from components.metrics.bootstrap import Bootstrap, Estimate, estimate, paired_d
 from components.metrics.lcpr import lcpr_from_rates, line_pass, load_english_words, word_pass
 from components.metrics.metric import Metric, RowField
 from components.metrics.slc import SLC_THRESHOLD, language_consistency, slc, slc_and_acc, split_steps
-from components.metrics.table import METRICS, Scheme, columns, compared, metric_for, metrics, row_fields
+from components.metrics.registry import METRICS, Scheme, columns, compared, metric_for, metrics, row_fields
 from components.metrics.ttc import ttc_chars, ttc_tokens
 
 __all__ = [

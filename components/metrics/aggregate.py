@@ -1,6 +1,6 @@
 """Corpus metrics from scored rows: per language, overall, per benchmark and language groups.
 
-What each metric is over one set of rows is defined in ``components.metrics.table`` (the
+What each metric is over one set of rows is defined in ``components.metrics.registry`` (the
 table of the rows' kind: math, or QA); this module decides which rows go together, by one
 rule for every metric:
 
@@ -8,7 +8,7 @@ rule for every metric:
   macro field (``schemes``, handed in by the caller from the benchmarks' specs,
   ``components.data.benchmarks.SCHEMES``; MMATH: the ``source`` field, its four subsets) gets each
   metric computed on each subset and the subsets averaged with equal weight (the reason is
-  in ``components.metrics.table``); any other benchmark pools its rows. Rows of several benchmarks
+  in ``components.metrics.registry``); any other benchmark pools its rows. Rows of several benchmarks
   in one cell (a mixed score file) are averaged over benchmarks with equal weight. Rows
   without the subset field form one subset of their own (``"unspecified"``).
 * **Per language**: the cell of that language's rows. **overall**: the cell of all rows
@@ -65,7 +65,7 @@ from typing import Any
 from components.metrics.bootstrap import Bootstrap, Estimate, Macro, estimate, stratum_of
 from components.metrics.intervals import as_rate, rate_interval
 from components.metrics.metric import Metric, by_problem
-from components.metrics.table import Schemes, beside_rules, kind_of_rows, macro_fields, metric_for, metrics
+from components.metrics.registry import Schemes, beside_rules, kind_of_rows, macro_fields, metric_for, metrics
 
 IN_DOMAIN_LANGUAGES: tuple[str, ...] = ("fr", "pt", "ja", "ko", "th")
 RESOURCE_LEVELS: dict[str, tuple[str, ...]] = {

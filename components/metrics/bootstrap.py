@@ -10,7 +10,7 @@ problem ten times as if independent). Clusters are drawn with replacement within
 *strata*, one per ``(benchmark, subset)`` of the macro rule (MMATH's ``source``), so a
 macro average keeps its four subsets and their sizes fixed, as the statistic it reports
 does; a benchmark without a macro rule is one stratum. ``macro`` names each benchmark's
-subset field (``components.metrics.table.macro_fields`` of the benchmarks' schemes);
+subset field (``components.metrics.registry.macro_fields`` of the benchmarks' schemes);
 ``None`` pools every row into one stratum.
 
 What is recomputed. Each metric's whole corpus statistic, exactly as it is reported: its
@@ -47,7 +47,7 @@ clusters, the statistic, and the NaN-aware summary of the distribution, which sc
 interval does not do.
 
 >>> rows = [{"lang": "fr", "id": str(i), "correct": c} for i, c in enumerate([True, False, False, False])]
->>> from components.metrics.table import metric_for
+>>> from components.metrics.registry import metric_for
 >>> (accuracy,) = estimate([[rows]], [metric_for("accuracy")], Bootstrap(resamples=2000))[0]
 >>> accuracy.value, accuracy.n
 (0.25, 4)

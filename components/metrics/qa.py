@@ -25,8 +25,8 @@ normalization shared by all of them:
   language (lingua, ``components.language``) is the query's; an answer without
   letters (a number, a date in digits) is language-neutral and counts as correct.
 
-``components.metrics.qa_table`` holds them as entries of the metric table
-(``components.metrics.table``, kind ``qa``); this module scores single answers and
+``components.metrics.qa_registry`` holds them as entries of the metric table
+(``components.metrics.registry``, kind ``qa``); this module scores single answers and
 imports no metric object, so the sample (``components.metrics.sample``), which reads
 answers with it, and the metric objects, which read samples, form no circle.
 

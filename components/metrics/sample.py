@@ -10,7 +10,7 @@ SLC value, each checked line's verdict (``line_verdicts``: what ``failed_lines``
 show), and the line and word verdicts under each LCPR rule scored beside the main one;
 for a QA row (``Rules.kind`` ``qa``) the short answer of its last ``<answer>`` block, its
 accepted answers and the searches it made. Scorers are therefore one-liners over a
-``Sample`` (``components.metrics.table``).
+``Sample`` (``components.metrics.registry``).
 
 Language detection is batched: before any scorer runs, the scoring driver passes
 ``detection_texts()`` of a whole chunk of samples to the detector's ``prefetch`` (lingua's

@@ -3,11 +3,11 @@
 The plan's world size is the one the trainer will see: on a multi-node work pool,
 the nodes × processes per node its job sets (``POLYREASON_NNODES``,
 ``POLYREASON_NPROC_PER_NODE``; the launch passes their product to accelerate as
-``--num_processes``, ``components.training.nodes.Rendezvous``), read for a stage the
+``--num_processes``, ``components.training.multinode.Rendezvous``), read for a stage the
 profile places on a pool when the plan runs with them set (inside the job, or set by
 hand to the pool's figures); otherwise what the stage's accelerate config launches,
 ``num_machines`` × (``num_processes`` // ``num_machines``), as accelerate reads it
-(``components.training.nodes.accelerate_world``); one process without a config.
+(``components.training.multinode.accelerate_world``); one process without a config.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from components.planning.memory import accelerate_yaml
 from components.planning.stage import Problem
-from components.training.nodes import accelerate_world, pool_layout
+from components.training.multinode import accelerate_world, pool_layout
 
 
 @dataclass(frozen=True)

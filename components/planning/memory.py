@@ -79,7 +79,7 @@ def sharding_of(config: dict[str, Any], processes: int | None = None) -> Shardin
     >>> sharding_of({}).kind
     'none'
     """
-    from components.training.nodes import accelerate_world
+    from components.training.multinode import accelerate_world
 
     if processes is None:
         machines, per_machine = accelerate_world(config)

@@ -1,4 +1,4 @@
-"""The plans of the trainer stages: SFT and curriculum GRPO (``components.planning.steps`` counts their steps).
+"""The plans of the trainer stages: SFT and curriculum GRPO (``components.planning.optimizer_steps`` counts their steps).
 
 Problems found here: a launch backend whose package cannot be imported
 (``components.planning.launch_backend``), trl's config refusing the batch geometry on the launched
@@ -24,7 +24,7 @@ from components.planning.rows import Rows, grpo_rows, trace_rows
 from components.planning.schedules import curricula, phi_start, reward_ranges, tau_plan
 from components.planning.launch import Launch, launch_problems, stage_launch
 from components.planning.launch_backend import backend_problems
-from components.planning.steps import TrainerSteps, grpo_steps, sft_steps
+from components.planning.optimizer_steps import TrainerSteps, grpo_steps, sft_steps
 from components.planning.validation_plan import engine_generates, validation_tokens
 
 BATCH_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",

@@ -3,8 +3,8 @@
 A model turn ends with ``<search>query</search>`` — the retriever's passages come
 back between ``<information>`` tags and the model goes on — or with
 ``<answer>…</answer>``, which ends the rollout. Both the GRPO rollouts
-(``components.training.search_loop``, in token ids) and test-time generation
-(``components.generation.search_loop``, in text) speak it, so a model is evaluated
+(``components.training.search_rollouts``, in token ids) and test-time generation
+(``components.generation.search_generator``, in text) speak it, so a model is evaluated
 with the protocol it was trained on.
 
 >>> parse_action("I should look. <search> capital of Japan </search>")

@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -59,3 +60,20 @@ def reward_columns(name: str, params: Mapping[str, Any] | None = None) -> tuple[
 def build_reward(name: str, params: Mapping[str, Any] | None = None, *, languages: Iterable[str] = ()) -> Any:
     """Instantiate reward ``name``; ``languages`` (the dataset's) widen its language detector."""
     return reward_spec(name).build(params, languages)
+
+
+def reward_listing() -> list[str]:
+    """Every registered reward as its spec describes it, two lines each: its name, its module and the first line of
+    the module's docstring; its parameters' defaults, its range, its logged parts, its columns and its curriculum.
+    ``python -m components.rewards`` prints it; ``docs/code-map.md`` points here instead of a line per reward."""
+    lines = []
+    for name, spec in sorted(REWARDS.items()):
+        params = spec.full({})
+        doc = (sys.modules[spec.factory.__module__].__doc__ or "").strip().splitlines()
+        parts = ", ".join(f"{key} {part.text()}" for key, part in spec.parts(params).items()) or "none"
+        curriculum = spec.curriculum(params)
+        lines += [f"{name:<9} {spec.factory.__module__.replace('.', '/')}.py: {doc[0] if doc else '(no docstring)'}",
+                  f"{'':<9} params {', '.join(f'{k}={v!r}' for k, v in params.items()) or 'none'}; "
+                  f"range {spec.range(params).text()}; parts {parts}; columns {', '.join(spec.columns(params)) or 'none'}; "
+                  f"curriculum {type(curriculum).__name__ if curriculum is not None else 'none'}"]
+    return lines

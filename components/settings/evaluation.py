@@ -125,7 +125,7 @@ class EvaluationSettings(StrictSettings):
     """The evaluation stage: generate every benchmark with one model and score it.
 
     ``search``: the retrieval loop QA benchmarks are answered with (LcRL's test-time
-    retrieval, ``components.generation.search_loop``); set exactly when a QA benchmark
+    retrieval, ``components.generation.search_generator``); set exactly when a QA benchmark
     is listed. ``baseline``: what the recipe's comparison of its evaluated models takes
     each delta against: one of them (``base``, ``sft``, ``grpo``), or ``previous``, each
     model against the one evaluated before it (SFT - base, GRPO - SFT: what each stage

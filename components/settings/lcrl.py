@@ -80,7 +80,7 @@ class CouplingSettings(StrictSettings):
 
 
 class LcRLSettings(SearchSettings):
-    """The multilingual retrieval tool loop on trl's ``GRPOTrainer`` (``components.training.search_loop``).
+    """The multilingual retrieval tool loop on trl's ``GRPOTrainer`` (``components.training.search_rollouts``).
 
     The loop's settings are ``SearchSettings``' (the same loop runs at test time,
     ``evaluation.search``), plus ``dataset``: the QA benchmark the training rows come

@@ -1,8 +1,8 @@
 """Settings of search-augmented generation (LcRL, after Search-R1): the retriever and the ``<search>`` loop.
 
-One loop, two places: GRPO rollouts (``grpo.lcrl``, ``components.training.search_loop``)
+One loop, two places: GRPO rollouts (``grpo.lcrl``, ``components.training.search_rollouts``)
 and test-time generation of QA benchmarks (``evaluation.search``,
-``components.generation.search_loop``), so a model is evaluated with the retrieval it
+``components.generation.search_generator``), so a model is evaluated with the retrieval it
 was trained with. The policy writes ``<search>query</search>`` or
 ``<answer>...</answer>``; retrieved passages are inserted between turns. Retrieval
 per round: ``rounds[k]`` lists the languages searched at the (k+1)-th search

@@ -88,7 +88,7 @@ def accelerator_sum(accelerator: Any):
 
 def build_trainer(job: TrainingJob, out_dir: Path, resume_from: str | None, abort_after: int | None):
     """The trainer with rewards, LoRA and our callbacks; also returns the callbacks that hold state."""
-    from components.training.lcrl import grouped_trainer
+    from components.training.grouped_trainer import grouped_trainer
 
     settings, model_settings = job.grpo, job.model_settings
     device = resolve_device(model_settings)

@@ -9,7 +9,7 @@ configs. The task writes a ``TrainingJob`` to ``<out>/job.json`` and runs::
         --job <out>/job.json --out <out> [--phase train|rollouts]
 
 (plain ``python -m components.training …`` without an accelerate config; on several
-nodes, with each node's ``--num_machines``/``--machine_rank``: ``components.training.nodes``).
+nodes, with each node's ``--num_machines``/``--machine_rank``: ``components.training.multinode``).
 
 * A checkpoint counts as complete only once ``checkpoint_complete.json`` is in
   it: ``MarkCompleteCallback`` is added after every other callback, so it is
@@ -53,7 +53,7 @@ from components.settings import (
 from components.settings.base import REVEAL_CREDENTIALS, unknown_name_message
 from components.training.accelerate import ACCELERATE_CONFIGS
 from components.training.callbacks import _Callback, checkpoint_dir
-from components.training.nodes import Rendezvous, accelerate_world
+from components.training.multinode import Rendezvous, accelerate_world
 from components.training.precision import Precision, training_precision
 
 COMPLETE_MARKER = "checkpoint_complete.json"
@@ -72,7 +72,7 @@ class TrainingJob(BaseModel):
     adapter: str | None = None
     dataset: str
     validation_dataset: str | None = None
-    run_key: str | None = None  # the run's identity (``runtime.training``); a checkpoint resumes only under it
+    run_key: str | None = None  # the run's identity (``runtime.processes.trainer``); a checkpoint resumes only under it
 
     @model_validator(mode="after")
     def _one_section(self) -> "TrainingJob":
@@ -162,7 +162,7 @@ def launch_command(python: str, accelerate_config: Path | None, job_path: Path, 
                    phase: str = "train", cpu_threads: int | None = None,
                    rendezvous: Rendezvous | None = None) -> list[str]:
     """``accelerate launch`` of the training entry point (same interpreter, so the same environment); on several
-    nodes, with this node's place in the job (``components.training.nodes``)."""
+    nodes, with this node's place in the job (``components.training.multinode``)."""
     tail = ["-m", "components.training", "--job", str(job_path), "--out", str(out_dir), "--phase", phase]
     if accelerate_config is None:
         if rendezvous is not None:

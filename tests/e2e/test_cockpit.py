@@ -19,7 +19,7 @@ import re
 import pytest
 
 from cli.stack_launch import alive
-from components.run_report import number_text
+from components.reports.run_tables import number_text
 from runtime.tracking import UI_VIEW
 from tests.helpers.cockpit import (
     MlflowREST, polyreason, run_deployment, run_tree_artifacts, start_worker, stop, tiny_recipe, write_profiles,

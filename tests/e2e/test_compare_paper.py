@@ -33,7 +33,7 @@ def compare(project, prefect_url, *arguments: str) -> subprocess.CompletedProces
 
 def test_an_evaluation_twin_held_against_adamames_table(tiny_model_dir, shared_data, tmp_path, prefect_server):
     from components.config import load_profile_dict
-    from components.paper_tables import load_table
+    from components.reports.paper_tables import load_table
     from flows.evaluation import evaluation_flow
 
     run_id = evaluation_flow(load_profile_dict(twin("adamame", tiny_model_dir, tmp_path))).run_id

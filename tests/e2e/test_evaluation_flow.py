@@ -35,7 +35,7 @@ def tiny_profile(model_dir: Path, shared_data: Path, project: Path, tracking_uri
 def backend_calls(monkeypatch):
     """Count calls that reach the real backend (a spy: the real generator still runs)."""
     import components.generation as generation
-    from runtime.generators import release_generators
+    from runtime.processes.generators import release_generators
 
     release_generators()
     calls = []

@@ -99,7 +99,7 @@ def scripted(tmp_path_factory) -> dict:
 def grpo_result(scripted: dict, processes: int, accelerate_config: str, out: Path) -> dict:
     from components.settings import GRPOStageSettings
     from components.training.runner import TrainingJob
-    from runtime.training import run_trainer
+    from runtime.processes.trainer import run_trainer
 
     reward = {"name": "pcs", "params": {"require_think": False, "extraction": "lenient", "tau_interval": 1,
                                         "tau_pass_threshold": 0.5, "tau_window": "batch"}}
@@ -130,7 +130,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
     from components.data.datasets import write_table
     from components.settings import SFTSettings
     from components.training.runner import TrainingJob, job_launch_command, last_complete_checkpoint, write_job
-    from runtime.training import run_trainer
+    from runtime.processes.trainer import run_trainer
 
     rows = [{"id": str(i), "lang": lang, "question": q, "gold": "13", "prompt": q, "completion": "Donc \\boxed{13}"}
             for i, (lang, q) in enumerate(QUESTIONS)]
@@ -167,7 +167,7 @@ def test_two_process_sft_resumes_after_a_kill(tiny_model_dir, tmp_path):
 
 
 LEAD = ("import sys; from pathlib import Path; from components.training.runner import read_job; "
-        "from runtime.training import run_trainer; run_trainer(read_job(sys.argv[1]), Path(sys.argv[2]))")
+        "from runtime.processes.trainer import run_trainer; run_trainer(read_job(sys.argv[1]), Path(sys.argv[2]))")
 
 
 def test_two_node_sft_is_killed_and_resumes(tiny_model_dir, tmp_path):
@@ -215,7 +215,7 @@ def test_two_nodes_of_two_processes_train_a_world_of_four(tiny_model_dir, tmp_pa
     """2 nodes x 2 processes with an accelerate config that says ``num_processes: 2``: the trainer sees a world of
     4 (a launch that kept the YAML's 2 would train 4 steps per epoch, not 2), as the plan at 4 processes says."""
     from components.data.datasets import write_table
-    from components.planning.steps import sft_steps
+    from components.planning.optimizer_steps import sft_steps
     from components.settings import SFTSettings
     from components.training.runner import TrainingJob, write_job
 
@@ -252,10 +252,10 @@ def start_two_nodes(job_path: Path, out: Path, tmp_path: Path, log, per_node: in
                POLYREASON_NNODES="2", POLYREASON_NPROC_PER_NODE=str(per_node), POLYREASON_MASTER_ADDR="127.0.0.1",
                POLYREASON_MASTER_PORT=str(free_port()), POLYREASON_NODES_DIR=str(tmp_path / "nodes"),
                POLYREASON_NODE_POLL_S="0.2", **env)
-    lead = subprocess.Popen([sys.executable, "-m", "components.training.node", "lead", "--", sys.executable, "-c",
+    lead = subprocess.Popen([sys.executable, "-m", "components.training.node_role", "lead", "--", sys.executable, "-c",
                              LEAD, str(job_path), str(out)], cwd=REPO, env=dict(env, POLYREASON_NODE_RANK="0"),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    follower = subprocess.Popen([sys.executable, "-m", "components.training.node", "follow"], cwd=REPO,
+    follower = subprocess.Popen([sys.executable, "-m", "components.training.node_role", "follow"], cwd=REPO,
                                 env=dict(env, POLYREASON_NODE_RANK="1"), stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     return lead, follower

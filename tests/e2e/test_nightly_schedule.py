@@ -44,7 +44,8 @@ def server_errors(log: str) -> list[str]:
 
 def register_tiny_model(mlflow_uri: str, model_dir, work, name: str) -> str:
     """Register the tiny model (merged weights) as version 1 of ``name`` with alias ``candidate``, as a recipe does."""
-    from runtime import registry, tracking
+    from runtime import tracking
+    from runtime.tracking import registry
 
     client = tracking.client(mlflow_uri)
     experiment = client.create_experiment("registered-by-test")

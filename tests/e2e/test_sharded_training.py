@@ -2,7 +2,7 @@
 
 The shipped CPU twins of the GPU launch configs (``cpu-zero3-2`` of ``multi-gpu-zero3-2``, ``cpu-fsdp-2`` of
 ``multi-gpu-fsdp-4``, which differ from them only where a CPU must) through the training entry and its launch
-(``runtime.training.run_trainer``: ``accelerate launch … -m components.training``). Per backend, four launches
+(``runtime.processes.trainer.run_trainer``: ``accelerate launch … -m components.training``). Per backend, four launches
 shared by the tests:
 
 * SFT of every weight of the tiny random model, 3 steps with a checkpoint after each, and the same run resumed
@@ -64,7 +64,7 @@ def launch_config(name: str, directory: Path) -> str:
 
 def observed_run(job, out: Path, original: Path, label: str) -> dict:
     """Run the job's launch with the shard probe in its processes; ``result.json`` with the probe's records."""
-    from runtime.training import run_trainer
+    from runtime.processes.trainer import run_trainer
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(PROBE), str(REPO), os.environ.get("PYTHONPATH")])))

@@ -7,7 +7,7 @@ project function that ran, plus the ingredients the run's key recorded.
 ``gaps`` then names, per task, each project module that ran or was imported and
 each data file that was opened (under the given data roots, or shipped in the
 project's packages) that its key did not cover. The expected set comes from the
-interpreter's audit events, never from ``runtime.task_code``.
+interpreter's audit events, never from ``runtime.cache.task_code``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 HOOK_DIR = Path(__file__).resolve().parent / "audit_hook"
 PACKAGES = ("components", "runtime", "tasks", "flows", "cli")
 KEY_MACHINERY = {  # the modules that compute a key run inside the task's context, but decide no output
-    "runtime.caching", "runtime.task_code", "runtime.import_graph", "runtime.file_inputs", "runtime.hub_revisions",
-    "runtime.server_libraries", "runtime.settings_walk"}
+    "runtime.cache.policy", "runtime.cache.task_code", "runtime.cache.import_graph", "runtime.cache.file_inputs", "runtime.cache.hub_revisions",
+    "runtime.cache.server_libraries", "runtime.cache.settings_walk"}
 
 RUNNER = r'''
 import json, sys
@@ -60,12 +60,12 @@ FINISHED = re.compile(r"Task run '(?P<run>[^']+)' - Finished in state (?P<state>
 
 
 def cached_task_names() -> set[str]:
-    """The name of every task of ``tasks/`` whose results are cached (a ``runtime.caching.cache_policy`` key)."""
+    """The name of every task of ``tasks/`` whose results are cached (a ``runtime.cache.policy.cache_policy`` key)."""
     import importlib
 
     from prefect.tasks import Task
 
-    from runtime.caching import CheckedArtifacts
+    from runtime.cache.policy import CheckedArtifacts
 
     names = set()
     for path in sorted((REPO / "tasks").glob("*.py")):

@@ -5,7 +5,7 @@
   for ``open``/``import`` events and a call tracer), which records per task run
   the project modules that ran or were imported and the files opened; each must
   be among the ingredients the run's key recorded (``tests.helpers.cache_oracle``).
-  The expected set comes from the interpreter, not from ``runtime.task_code``, and
+  The expected set comes from the interpreter, not from ``runtime.cache.task_code``, and
   a cached task without a run in the oracle's cases fails the coverage test.
 * **Hand-picked edits**: in a temporary copy of the project a comment is added to
   one module and the keys are computed again; the table pins the cases that
@@ -37,7 +37,7 @@ EDITS = [  # (file, line after which a comment is inserted, or None: appended; t
     ("components/metrics/lcpr.py", None, "score", True),
     ("components/extraction.py", None, "generate", False),
     ("components/scoring.py", None, "generate", False),
-    ("components/reporting.py", None, "score", False),
+    ("components/reports/benchmark.py", None, "score", False),
     ("components/rewards/pcs.py", None, "generate", False),  # a GRPO reward keeps the base model's generations
     ("components/rewards/pcs.py", None, "grpo-train", True),
     ("components/extraction.py", None, "grpo-train", True),
@@ -59,7 +59,7 @@ from types import SimpleNamespace
 
 from prefect.tasks import Task
 
-from runtime.caching import CheckedArtifacts
+from runtime.cache.policy import CheckedArtifacts
 EDIT = sys.argv[1]
 
 
@@ -227,7 +227,7 @@ def test_picked_edits(edited_copy, index):
     ("matplotlib", "report", True),
 ])
 def test_a_declared_library_version_changes_the_key_of_its_stage(monkeypatch, distribution, task, changes):
-    from runtime import task_code
+    from runtime.cache import task_code
     from tasks import evaluation, grpo, sft
 
     tasks = {t.name: t for t in (evaluation.score_task, evaluation.generate_task, evaluation.report_task,

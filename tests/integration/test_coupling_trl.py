@@ -62,7 +62,7 @@ def test_uncoupled_batch_matches_trl(plain, tiny_model_dir, tmp_path):
     expected = group_advantages(REWARDS, [f"{r['id']}/{r['lang']}" for r in batch])
     assert advantages(plain, batch) == pytest.approx(expected, abs=1e-5)
     ours = make_trainer(tiny_model_dir, tmp_path, plan_layout(ROWS, "none", "group", "id", None, 2, 8),
-                        log_languages=False)  # as components.training.lcrl builds it uncoupled
+                        log_languages=False)  # as components.training.grouped_trainer builds it uncoupled
     assert list(ours._get_train_sampler()) == list(plain._get_train_sampler())  # same order as trl's sampler
     assert advantages(ours, batch) == pytest.approx(expected, abs=1e-5)
     assert not [k for k in ours._metrics["train"] if k.startswith("coupling/")]  # coupling off: nothing logged

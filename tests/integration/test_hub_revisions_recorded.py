@@ -24,7 +24,7 @@ MODEL = "89abcdef0123456789abcdef0123456789abcdef"
 def offline_cache(tmp_path, monkeypatch):
     from huggingface_hub import constants
 
-    from runtime import hub_revisions
+    from runtime.cache import hub_revisions
 
     for folder, commit in (("datasets--juletxara--mgsm", DATASET), ("models--org--tiny", MODEL)):
         (tmp_path / "hub" / folder / "refs").mkdir(parents=True)
@@ -40,7 +40,7 @@ def offline_cache(tmp_path, monkeypatch):
 def test_the_stage_run_is_tagged_with_the_hub_commits(tmp_path, offline_cache):
     from components.settings import BenchmarkSettings, ModelSettings, PromptSettings, TrackingSettings
     from runtime import tracking
-    from runtime.cache_report import record_task_code
+    from runtime.cache.report import record_task_code
     from runtime.outputs import ModelRef
     from tasks.evaluation import build_prompts_task, load_benchmark_task
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from components.metrics.metric import RowField, row_mean
-from components.metrics.table import METRICS, columns, compared
-from components.reporting import write_report
+from components.metrics.registry import METRICS, columns, compared
+from components.reports.benchmark import write_report
 from components.scoring import read_jsonl_rows, score_file
 from components.settings import ScoringSettings, TrackingSettings
 from runtime import tracking

@@ -4,7 +4,7 @@ For each case the real ``GRPOTrainer`` / ``SFTTrainer`` is built on the tiny
 from-config model with the section's trl config, its train loader is made
 (``get_train_dataloader``: trl's sampler, the loader accelerate prepared) and
 transformers' ``set_initial_training_values`` gives the steps it would run;
-``components.planning.steps`` must say the same before any trainer exists. The
+``components.planning.optimizer_steps`` must say the same before any trainer exists. The
 expected numbers are also written by hand (one process).
 
 At two processes the trainers themselves are the oracle: this file, launched by
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from components.planning.steps import grpo_steps, sft_steps
+from components.planning.optimizer_steps import grpo_steps, sft_steps
 from components.settings import GRPOStageSettings, SFTSettings
 
 GRPO_CASES = [  # trl keys + sampling.n, rows, hand-computed (steps per epoch, total steps)

@@ -12,8 +12,8 @@ import pytest
 from cli import interrupts
 from components.settings import TrackingSettings
 from runtime import tracking
-from runtime.abandoned import close_abandoned_runs
-from runtime.process import owner_token
+from runtime.processes.abandoned import close_abandoned_runs
+from runtime.processes.children import owner_token
 
 
 def status(run) -> str:

@@ -3,7 +3,7 @@
 Two table-driven checks over ``components.settings.SECTIONS``:
 
 * **keys**: changing any field changes the cache key the tasks compute
-  (``runtime.caching.inputs_key``, the ``SettingsInputs`` part of every task's cache
+  (``runtime.cache.policy.inputs_key``, the ``SettingsInputs`` part of every task's cache
   policy), except the fields a section declares ``OPERATIONAL`` — and those must
   not change it.
 * **reads**: every field is read by the code that runs. Leaf sections are handed
@@ -39,7 +39,7 @@ from components.settings import (
     TraceSettings, TrackingSettings, TranslationSettings,
 )  # fmt: skip
 from components.settings.trainer import TrainerSettings, trl_fields
-from runtime.caching import inputs_key
+from runtime.cache.policy import inputs_key
 from runtime.project import Project
 from tests.helpers.settings_reads import attributes_read_in, recording_reads
 
@@ -236,9 +236,9 @@ def consume_scoring(c):
 
 def consume_execution(c):
     """A fanned-out generation task on the fake backend, in its own process, on a GPU slot of a listed node."""
-    from runtime.fanout import run_unit
+    from runtime.processes.fanout import run_unit
     from runtime.outputs import ModelRef, PreparedBenchmark
-    from runtime.task_runners import task_resources, task_runner
+    from runtime.flow_runs.task_runners import task_resources, task_runner
     from tasks.fanout import plan_units_task
 
     execution = ExecutionSettings(runner="threads", gpus=[0, 1], gpus_per_task=1, split="benchmark",
@@ -307,7 +307,7 @@ def consume_sft(c):
     from components.data.datasets import write_table
     from components.training.runner import TrainingJob, resume_checkpoint
     from components.training.sft import build_trainer, output_dirs
-    from runtime.training import trainer_command, training_dir
+    from runtime.processes.trainer import trainer_command, training_dir
 
     rows = [{"id": "a", "lang": "fr", "question": "Q", "gold": "3", "prompt": "Combien ?", "completion": "Trois."}]
     data = write_table(rows, c.root / "sft-train.parquet", "sft")
@@ -328,7 +328,7 @@ def consume_grpo(c):
     from runtime.artifacts import ArtifactRef
     from tasks.grpo import GRPOInputs, audit_rollouts_task, reward_audit_task
     from runtime.tracking import open_run
-    from runtime.training import trainer_command
+    from runtime.processes.trainer import trainer_command
 
     data = c.root / "grpo.jsonl"
     data.write_text(json.dumps({"question": "Combien ?", "answer": "3"}) + "\n", encoding="utf-8")
@@ -379,7 +379,7 @@ def consume_lcrl(c):
     from components.data.benchmarks import load_benchmark
     from components.data.qa_dataset import write_qa_dataset
     from components.retrieval import build_index
-    from components.training import search_loop
+    from components.training import search_rollouts
     from components.training.grpo import build_trainer
     from components.training.runner import TrainingJob
 
@@ -400,7 +400,7 @@ def consume_lcrl(c):
                                c.root / "lcrl", None, None)
     prompts = [row["prompt"] for row in trainer.train_dataset]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(search_loop, "turn_generator", lambda t: lambda seqs, n: [
+        patch.setattr(search_rollouts, "turn_generator", lambda t: lambda seqs, n: [
             trainer.processing_class("<search> Tokyo </search>", add_special_tokens=False)["input_ids"] for _ in seqs])
         trainer.rollout_func(prompts, trainer)
 
@@ -408,7 +408,7 @@ def consume_lcrl(c):
 def consume_search(c):
     """The search loop at test time (a scripted model that searches), a BM25 index of the packaged corpus."""
     from components.generation.base import Completion
-    from components.generation.search_loop import SearchGenerator
+    from components.generation.search_generator import SearchGenerator
     from components.retrieval import build_index, load_retriever
     from tests.helpers.tiny_model import build_tokenizer
 

@@ -83,7 +83,7 @@ def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
 
 
 def test_a_cache_hit_links_the_source_runs_logged_models_and_copies_nothing(tmp_path):
-    from runtime import logged_models
+    from runtime.tracking import logged_models
 
     settings = TrackingSettings(experiment="hits")
     weights = tmp_path / "adapter"
@@ -109,7 +109,7 @@ def test_a_cache_hit_links_the_source_runs_logged_models_and_copies_nothing(tmp_
 
 
 def test_a_reference_model_is_logged_once_per_fingerprint(tmp_path):
-    from runtime import logged_models
+    from runtime.tracking import logged_models
 
     settings = TrackingSettings(experiment="references")
     first, second = (tracking.open_run(settings, tmp_path, "demo-evaluation-base") for _ in range(2))

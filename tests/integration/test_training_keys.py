@@ -26,7 +26,7 @@ VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 
 
 def patched_version(monkeypatch, distribution: str, version: str = "999.0") -> None:
-    from runtime import task_code
+    from runtime.cache import task_code
 
     installed = task_code.library_version
     monkeypatch.setattr(task_code, "library_version", lambda name: version if name == distribution else installed(name))
@@ -34,7 +34,7 @@ def patched_version(monkeypatch, distribution: str, version: str = "999.0") -> N
 
 @pytest.mark.parametrize("distribution", ["trl", "peft", "tokenizers", "transformers"])
 def test_another_library_version_is_another_training_run(tmp_path, monkeypatch, distribution):
-    from runtime.training import training_run
+    from runtime.processes.trainer import training_run
     from tasks.sft import sft_task
 
     job = TrainingJob(stage="sft", sft=SFTSettings(), model="m", dataset="d.parquet")
@@ -77,8 +77,8 @@ def installed_vllm(python: Path) -> str:
 
 @pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="no .venv-vllm interpreter (bash .ci/vllm-env.sh builds it)")
 def test_server_pythons_vllm_is_read_from_that_interpreter():
-    from runtime.server_libraries import ServerLibrariesKey, interpreter_version
-    from runtime.task_code import library_version
+    from runtime.cache.server_libraries import ServerLibrariesKey, interpreter_version
+    from runtime.cache.task_code import library_version
 
     if not sorted((VLLM_PYTHON.parent.parent / "lib").glob("python*/site-packages/vllm*.dist-info")):
         pytest.skip(".venv-vllm has no vLLM installed")
@@ -98,7 +98,7 @@ def test_server_pythons_vllm_is_read_from_that_interpreter():
 
 
 def test_a_missing_server_python_is_named(tmp_path):
-    from runtime.server_libraries import interpreter_version
+    from runtime.cache.server_libraries import interpreter_version
 
     with pytest.raises(FileNotFoundError, match="model.server_python: no interpreter at"):
         interpreter_version(tmp_path / "nope" / "python", "vllm")

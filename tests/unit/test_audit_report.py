@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from components.audit import report, steps
+from components.audit import pipeline, report
 from components.audit.diagnostics import Judgement, diagnose
 from components.config import load_profile_dict
 from components.settings import ProfileError
@@ -40,18 +40,18 @@ def test_steps_write_their_files_and_report_bad_rows_by_line(tmp_path):
     ]
     path = tmp_path / "generations.jsonl"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n{broken\n", encoding="utf-8")
-    judged = steps.judge_generations(path, tmp_path / "j", proxies=["exact"], reference="trusted")
+    judged = pipeline.judge_generations(path, tmp_path / "j", proxies=["exact"], reference="trusted")
     assert (judged["judged"], judged["rows"]) == (2, 4)
     assert [(e["line"], e["error"]) for e in judged["errors"]] == [
         (4, "not valid JSON (Expecting property name enclosed in double quotes)"),
         (3, "unknown language 'tlh'"),
     ]
-    diagnostics = steps.diagnostics_step(judged["judgements"], tmp_path / "d", proxies=["exact"])
+    diagnostics = pipeline.diagnostics_step(judged["judgements"], tmp_path / "d", proxies=["exact"])
     assert diagnostics["metrics"]["audit/exact/ja/fnr"] == 1.0
     assert diagnostics["metrics"]["audit/exact/vlb_fnr"] == 1.0
-    selection = steps.selection_step(judged["judgements"], tmp_path / "s")
+    selection = pipeline.selection_step(judged["judgements"], tmp_path / "s")
     assert selection["report"]["ja"]["oracle"] == 1.0
-    figure = steps.figure_step(diagnostics, None, selection, tmp_path / "f")
+    figure = pipeline.figure_step(diagnostics, None, selection, tmp_path / "f")
     assert (tmp_path / "f" / "fnr_by_language.png").stat().st_size > 1000
     assert {(r["verifier"], r["lang"], r["fnr"], r["selection_oracle"]) for r in figure["table"]} == {
         ("exact", "en", 0.0, 1.0), ("exact", "ja", 1.0, 1.0)}

@@ -6,7 +6,7 @@ import json
 
 from runtime import artifacts
 from runtime.artifacts import ArtifactRef
-from runtime.caching import artifact_refs, expire_if_stale
+from runtime.cache.policy import artifact_refs, expire_if_stale
 
 
 def test_refs_are_found_anywhere_in_a_result():

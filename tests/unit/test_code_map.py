@@ -5,10 +5,16 @@ The map is one block: an entry starts at the left margin (a top-level folder: ``
 is listed when its file name appears in its folder's entry (a subpackage's own entry inside ``components/``);
 package ``__init__``/``__main__`` files are their folder's entry. Every ``name.py`` the map mentions (a glob such as
 ``conformance*.py`` too) must match a file under the folder of the entry that mentions it.
+
+A module of a spec folder (``SPEC_FOLDERS``: the rewards) that assigns ``SPEC`` at its top level is described by that
+spec, and ``python -m components.rewards`` lists every one (module, what it pays, range, parts, curriculum) from
+the specs; the map's entry for the folder points there, so a new reward needs no line here. The registry test
+(``tests/unit/test_rewards_registry.py``) holds every such module registered, so the listing misses none.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -16,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ("components", "runtime", "tasks", "flows", "cli", "bench")  # the modules the map describes
 ENTRY = re.compile(r"^( {0,2})(\S+)")
 MENTION = re.compile(r"[\w*-]+\.(?:py|sh)\b")
+SPEC_FOLDERS = ("components/rewards",)  # a module here ending with its SPEC is described by it (python -m ...)
 
 
 def map_entries(text: str) -> dict[str, str]:
@@ -48,6 +55,16 @@ def modules() -> list[Path]:
                   and "__pycache__" not in path.parts)
 
 
+def described_by_spec(module: Path, root: Path = REPO) -> bool:
+    """Whether ``module`` (relative to ``root``) is in a spec folder and assigns ``SPEC`` at its top level."""
+    if str(module.parent) not in SPEC_FOLDERS:
+        return False
+    tree = ast.parse((root / module).read_text(encoding="utf-8"))
+    return any(isinstance(target, ast.Name) and target.id == "SPEC"
+               for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+
+
 def entry_of(module: Path) -> str:
     """The entry a module belongs in: its subpackage's inside components/, else its top folder's."""
     parts = module.parts
@@ -77,7 +94,18 @@ def test_the_map_parses_into_every_folder_it_describes():
 
 
 def test_every_module_has_its_line_in_the_code_map():
-    assert unlisted(read_map(), modules()) == [], "add a line for each to docs/code-map.md, in its folder's entry"
+    """A reward module is described by its spec instead (``described_by_spec``)."""
+    described = [module for module in modules() if not described_by_spec(module)]
+    assert unlisted(read_map(), described) == [], "add a line for each to docs/code-map.md, in its folder's entry"
+
+
+def test_a_spec_describes_only_a_module_of_a_spec_folder_that_ends_with_one(tmp_path):
+    files = {"components/rewards/new.py": "X = 1\nSPEC = make('new')\n", "components/rewards/helper.py": "SPECS = []\n",
+             "components/data/new.py": "SPEC = make('new')\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert [described_by_spec(Path(name), tmp_path) for name in files] == [True, False, False]
 
 
 def test_every_module_the_code_map_names_exists_where_it_says():

@@ -8,7 +8,7 @@ import math
 import pytest
 from scipy.stats import binomtest
 
-from components.comparison import (
+from components.reports.comparison import (
     MIN_SHARED,
     comparison_columns,
     comparison_metrics,

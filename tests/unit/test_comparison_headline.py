@@ -4,8 +4,8 @@ with its interval), where the full table is, and every line within 100 columns."
 from __future__ import annotations
 
 from cli.terminal import recipe_text, where_lines
-from components.comparison import format_table, value_text
-from components.comparison_headline import headline_groups, headline_lines, headline_metrics
+from components.reports.comparison import format_table, value_text
+from components.reports.comparison_headline import headline_groups, headline_lines, headline_metrics
 
 MODELS = ("base", "sft", "grpo")
 # the LCPR of the demo's measured in-domain row (value, stderr, n; delta, low, high) as the README reports it

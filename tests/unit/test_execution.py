@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from components.settings import ExecutionSettings, ModelSettings, Profile, SamplingSettings
-from components.training.nodes import Rendezvous
+from components.training.multinode import Rendezvous
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -147,17 +147,17 @@ def test_the_pool_templates_set_what_the_nodes_read():
     names = {entry["name"] for entry in container["env"]}
     assert {"POLYREASON_NNODES", "POLYREASON_NPROC_PER_NODE", "POLYREASON_MASTER_ADDR", "POLYREASON_MASTER_PORT",
             "POLYREASON_PROJECT_DIR"} <= names
-    assert template["job_configuration"]["command"].startswith("python -m components.training.node auto -- ")
+    assert template["job_configuration"]["command"].startswith("python -m components.training.node_role auto -- ")
     assert {"nodes", "gpus_per_node"} <= set(template["variables"]["properties"])
     sbatch = (REPO / "examples/pools/slurm-multinode.sbatch").read_text(encoding="utf-8")
     for variable in ("POLYREASON_NNODES", "POLYREASON_MASTER_ADDR", "POLYREASON_NODES_DIR", "POLYREASON_PROJECT_DIR"):
         assert f"export {variable}=" in sbatch
-    assert "python -m components.training.node auto -- " in sbatch
+    assert "python -m components.training.node_role auto -- " in sbatch
 
 
 def test_a_runner_whose_package_is_missing_is_refused_before_any_work(monkeypatch, tmp_path):
     from cli.preflight import execution_problems
-    from runtime import task_runners
+    from runtime.flow_runs import task_runners
 
     monkeypatch.setitem(task_runners.EXTRAS, "ray", "prefect_ray_not_installed_here")
     profile = Profile(name="p", project_dir=str(tmp_path), evaluation={"benchmarks": [{"name": "mgsm"}]},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.file_inputs import MISSING, content_digest, package_data, settings_files
+from runtime.cache.file_inputs import MISSING, content_digest, package_data, settings_files
 
 ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc"), FIPS 180-2
 
@@ -60,7 +60,7 @@ def test_the_files_a_profile_names_are_found_in_a_task_s_inputs(tmp_path):
 
 
 def test_package_data_is_what_ships_beside_a_reached_module():
-    from runtime.import_graph import REPO, modules_of
+    from runtime.cache.import_graph import REPO, modules_of
 
     data = package_data({"components.data.benchmarks_qa"}, modules_of(), REPO)
     questions = REPO / "components" / "data" / "offline_qa" / "questions.jsonl"
@@ -74,7 +74,7 @@ def offline_cache(tmp_path, monkeypatch):
     """A Hugging Face hub cache with one model and one dataset snapshot, read offline."""
     from huggingface_hub import constants
 
-    from runtime import hub_revisions
+    from runtime.cache import hub_revisions
 
     commits = {"model": "0123456789abcdef0123456789abcdef01234567",
                "dataset": "89abcdef0123456789abcdef0123456789abcdef"}
@@ -93,7 +93,7 @@ def offline_cache(tmp_path, monkeypatch):
 
 def test_hub_models_and_datasets_resolve_to_the_cached_snapshot_commit(offline_cache):
     from components.settings import DataSourceSettings, ModelSettings
-    from runtime.hub_revisions import UNRESOLVED, revision_tags, revisions
+    from runtime.cache.hub_revisions import UNRESOLVED, revision_tags, revisions
 
     inputs = {"model": ModelSettings(backend="transformers", model="org/tiny"),
               "source": DataSourceSettings(hub="org/bench", split="test"),
@@ -106,7 +106,7 @@ def test_hub_models_and_datasets_resolve_to_the_cached_snapshot_commit(offline_c
 
 def test_a_local_model_or_an_api_model_has_no_hub_revision(tmp_path, offline_cache):
     from components.settings import ModelSettings
-    from runtime.hub_revisions import revisions
+    from runtime.cache.hub_revisions import revisions
 
     assert revisions({"m": ModelSettings(backend="transformers", model=str(tmp_path))}) == {}
     assert revisions({"m": ModelSettings(backend="fake", model="org/tiny")}) == {}
@@ -116,8 +116,8 @@ def test_a_new_hub_commit_changes_the_task_key(tmp_path, offline_cache):
     from types import SimpleNamespace
 
     from components.settings import ModelSettings
-    from runtime import hub_revisions
-    from runtime.caching import SettingsInputs
+    from runtime.cache import hub_revisions
+    from runtime.cache.policy import SettingsInputs
 
     inputs = {"model": ModelSettings(backend="transformers", model="org/tiny")}
     before = SettingsInputs().compute_key(SimpleNamespace(task=SimpleNamespace(name="t")), inputs, {})

@@ -1,12 +1,12 @@
 """No arrow back up the layers, no import cycle anywhere in the project, and settings import nothing else of ours.
 
-The graph is ``runtime.import_graph``'s: every import a module can make, at module
+The graph is ``runtime.cache.import_graph``'s: every import a module can make, at module
 level and inside functions, plus modules named in strings (``import_module`` calls,
 ``python -m`` commands), and here the imports of ``if TYPE_CHECKING:`` blocks too: they
 never run, but a module that names another's types depends on it, so a circle through
 them is a circle of the design. So a dependency deferred into a function, hidden behind
 a module name in a string or kept to type checking still counts. The layers are
-``runtime.import_graph.LAYERS``: every module has one, and no import points up.
+``runtime.cache.import_graph.LAYERS``: every module has one, and no import points up.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.import_graph import (
+from runtime.cache.import_graph import (
     PACKAGES, _absolute, cycles, import_graph, layer_of, modules_of, named_modules, reachable, upward_arrows,
 )  # fmt: skip
 
@@ -45,9 +45,9 @@ def test_every_module_has_a_layer_and_no_import_points_up():
 def test_the_layering_check_sees_an_arrow_back_up_and_a_circle_through_type_checking(tmp_path):
     """The arrow metrics -> data the metric table once had (QA benchmark names), and the circle metric -> sample ->
     qa -> metric it had through a type-checking import."""
-    assert upward_arrows({"components.metrics.table": {"components.data.benchmarks_qa", "components.metrics.qa"},
+    assert upward_arrows({"components.metrics.registry": {"components.data.benchmarks_qa", "components.metrics.qa"},
                           "components.data.traces": {"components.metrics.lcpr"}}) == [
-        ("components.metrics.table", "components.data.benchmarks_qa")]
+        ("components.metrics.registry", "components.data.benchmarks_qa")]
     pkg = tmp_path / "components" / "metrics"
     pkg.mkdir(parents=True)
     for name in ("components/__init__.py", "components/metrics/__init__.py"):
@@ -166,7 +166,7 @@ def test_settings_package_imports_alone():
 
 
 def test_no_task_reaches_the_catalog_of_every_registry():
-    """A task's cache key covers the modules it reaches (``runtime.task_code``): one reaching the catalog would be
+    """A task's cache key covers the modules it reaches (``runtime.cache.task_code``): one reaching the catalog would be
     re-run after an edit to any registry."""
     graph = import_graph(PACKAGES, package_inits=True, entry_points=True)
     tasks = {name for name in graph if name.startswith(("tasks.", "runtime.", "components."))} - {"components.catalog"}

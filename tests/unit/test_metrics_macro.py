@@ -13,7 +13,7 @@ import pytest
 
 from components.data.benchmarks import SCHEMES  # MMATH's macro rule: its spec's
 from components.metrics.aggregate import group_means, notes, per_language
-from components.reporting import benchmark_report
+from components.reports.benchmark import benchmark_report
 
 M, A = "MATH500", "AIME2024"
 ROWS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.metrics.aggregate import metric_names, summarize
-from components.metrics.table import columns, compared, metric_for, metrics, row_fields
+from components.metrics.registry import columns, compared, metric_for, metrics, row_fields
 from components.scoring import score_rows
 from components.settings import ScoringSettings
 
@@ -41,7 +41,7 @@ def test_columns_and_row_fields():
 
 def test_the_metric_table_takes_each_benchmarks_scheme_from_its_spec():
     from components.data.benchmarks import SCHEMES
-    from components.metrics.table import kind_of, macro_fields
+    from components.metrics.registry import kind_of, macro_fields
 
     assert macro_fields(SCHEMES) == {"mmath": "source"}  # PCS macro-averages MMATH over its four sources
     assert kind_of("mkqa", SCHEMES) == "qa" and kind_of("mgsm", SCHEMES) == "math" and kind_of("new", SCHEMES) == "math"
@@ -58,7 +58,7 @@ def test_scoring_emits_every_row_field_and_aggregation_every_metric():
 
 def test_two_entries_defining_one_row_field_differently_are_refused(monkeypatch):
     from components.metrics.metric import RowField, row_mean
-    from components.metrics.table import METRICS
+    from components.metrics.registry import METRICS
 
     clash = row_mean("correct_twice", RowField("correct", lambda sample: True), lambda row: row["correct"])
     monkeypatch.setitem(METRICS, "correct_twice", clash)

@@ -21,7 +21,7 @@ from components.metrics.aggregate import group_means, summarize
 from components.metrics.bootstrap import Bootstrap, estimate, paired_difference
 from components.metrics.intervals import corrected_correlation, newcombe, wilson
 from components.data.benchmarks import SCHEMES
-from components.metrics.table import macro_fields, metric_for
+from components.metrics.registry import macro_fields, metric_for
 
 BOOT = Bootstrap(resamples=20000, seed=0)
 Z = 1.959963984540054

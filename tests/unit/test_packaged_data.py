@@ -69,7 +69,7 @@ def test_cpu_profile_passes_preflight_with_nothing_beside_the_project(path, tmp_
 
 
 def test_a_packaged_reference_resolves_into_the_package_and_its_bytes_enter_the_key(tmp_path):
-    from runtime.file_inputs import settings_files
+    from runtime.cache.file_inputs import settings_files
 
     profile = load_profile_dict({"name": "t", "project_dir": str(tmp_path), "evaluation": {
         "model": {"backend": "fake", "model": "fake"},

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from components.config import flatten, load_profile
-from components.paper_comparison import (
+from components.reports.paper_comparison import (
     Measurement, format_paper_table, has_overrides, paper_entries, setting_value,
 )  # fmt: skip
-from components.paper_tables import PaperRow, load_table, resolve_table
+from components.reports.paper_tables import PaperRow, load_table, resolve_table
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = REPO / "profiles"
@@ -144,7 +144,7 @@ def test_a_profile_without_a_table_is_refused(spec, message):
 
 
 def test_a_recipe_finds_its_profiles_table_by_name(tmp_path):
-    from components.paper_tables import find_table
+    from components.reports.paper_tables import find_table
 
     assert find_table("qwen2.5-3b-lcrl-mkqa", tmp_path) == PROFILES / "papers" / "qwen2.5-3b-lcrl-mkqa.yaml"
     assert find_table("cpu-lcrl", tmp_path) is None  # a twin's recipe has no paper section of its own

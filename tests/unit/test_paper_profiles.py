@@ -395,7 +395,7 @@ def scored_report(scoring, tmp_path):
     """The profile's scoring section run by the evaluation's own score task, rendered as its report."""
     import json
 
-    from components.reporting import benchmark_report
+    from components.reports.benchmark import benchmark_report
     from runtime.artifacts import ArtifactRef
     from runtime.project import Project
     from tasks.evaluation import score_task
@@ -411,7 +411,7 @@ def scored_report(scoring, tmp_path):
 @pytest.mark.parametrize("name", ["qwen3-4b-adamame-evaluation", "qwen3-4b-adamame-grpo",
                                   "distill-qwen-1.5b-adamame-evaluation", "distill-qwen-1.5b-adamame-grpo"])
 def test_adamame_tables_lead_with_pass_at_4_and_score_lcpr_by_the_papers_code(name, tmp_path):
-    from components.comparison import comparison_columns
+    from components.reports.comparison import comparison_columns
 
     scoring = load_profile(PROFILES / f"{name}.yaml").evaluation.scoring
     assert (scoring.headline, scoring.lcpr_rule, scoring.lcpr_beside) == ("pass_at_4", "adamame_reference", ["adamame"])

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from components.config import load_profile
-from components.paper_tables import load_table, parse_table, table_path
+from components.reports.paper_tables import load_table, parse_table, table_path
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = REPO / "profiles"

@@ -17,7 +17,7 @@ import yaml
 from components.config import load_profile_dict
 from components.planning import plan_profile
 from components.planning.launch import stage_launch
-from components.training.nodes import Rendezvous, accelerate_world
+from components.training.multinode import Rendezvous, accelerate_world
 
 CONFIGS = [  # num_machines, num_processes
     (1, 8), (2, 16), (2, 15), (4, 8),

@@ -1,4 +1,4 @@
-"""A trainer's steps before it runs, computed by trl's and transformers' own code (``components.planning.steps``).
+"""A trainer's steps before it runs, computed by trl's and transformers' own code (``components.planning.optimizer_steps``).
 
 Expected values are worked out by hand from how the trainers schedule a run:
 one optimizer step is ``per_device_train_batch_size × processes ×
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from components.settings import GRPOStageSettings, SFTSettings
-from components.planning.steps import grpo_steps, launched_processes, sft_steps
+from components.planning.optimizer_steps import grpo_steps, launched_processes, sft_steps
 
 GRPO_BASE = {"model": {"model": "m"}, "dataset": "d.jsonl"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime.prefect_progress import PrefectProgressHandler
+from runtime.flow_runs.progress import PrefectProgressHandler
 
 
 def test_updates_are_passed_on_first_last_and_once_per_interval():
@@ -40,7 +40,7 @@ def test_a_refusal_drops_the_engine_traceback_of_its_own_failed_state_only():
 
     from prefect.exceptions import FailedRun
 
-    from runtime.plans import RefusalShown
+    from runtime.flow_runs.plans import RefusalShown
 
     refusal = RefusalShown("profiles/x.yaml: 1 invalid setting(s)\n  - grpo.learning_rat: neither a field")
 
@@ -55,7 +55,7 @@ def test_a_refusal_drops_the_engine_traceback_of_its_own_failed_state_only():
 
 
 def test_prefect_made_up_run_names_are_replaced_and_typed_ones_stay():
-    from runtime.flow_names import is_generated
+    from runtime.flow_runs.names import is_generated
 
     assert [is_generated(n) for n in ("rare-scallop", "epsilon4-enif", "rho56-delos", "xi-aso")] == [True] * 4
     assert [is_generated(n) for n in ("lr 2e-5", "baseline-run-2", "My-Run", "sweep-lr2e5-b4", None)] == [False] * 5

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from runtime.process import end_children, owner_alive, owner_token, run_stage_process, spawn
+from runtime.processes.children import end_children, owner_alive, owner_token, run_stage_process, spawn
 
 REPO = Path(__file__).resolve().parents[2]
 # a child that starts a grandchild (like accelerate's launcher and the trainer) and prints both PIDs
@@ -40,7 +40,7 @@ def test_end_children_ends_the_whole_group(tmp_path):
 
 def test_children_do_not_outlive_a_parent_killed_with_sigkill(tmp_path):
     parent = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from runtime.process import spawn\n"
+        [sys.executable, "-c", "import sys; from runtime.processes.children import spawn\n"
          f"p = spawn([sys.executable, '-c', {FAMILY!r}], 'family', stdout=sys.stdout)\n"
          "import time; time.sleep(60)"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True)

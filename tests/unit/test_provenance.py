@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from runtime.provenance import REPO, git_changes
+from runtime.tracking.provenance import REPO, git_changes
 
 
 def git(repo: Path, *args: str) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from components.comparison import comparison_columns, comparison_rows, format_table
+from components.reports.comparison import comparison_columns, comparison_rows, format_table
 from components.config import load_profile, load_profile_dict
-from components.reporting import benchmark_report
+from components.reports.benchmark import benchmark_report
 from components.scoring import score_rows
 from components.settings import ProfileError, ScoringSettings
 

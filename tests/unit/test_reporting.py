@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from components.metrics.table import columns
-from components.reporting import (
+from components.metrics.registry import columns
+from components.reports.benchmark import (
     FIGURE_FILE,
     LANGUAGES_FILE,
     METRICS_FILE,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.rewards import REWARDS, build_reward, reward_problems
+from components.rewards import REWARDS, build_reward, reward_listing, reward_problems
 from components.rewards.ranges import ranges_by_key
 
 COMPLETION = "<think>Janet a seize œufs et en vend trois, il en reste treize.</think>La réponse est \\boxed{13}."
@@ -92,3 +92,18 @@ def test_a_parameter_that_leaves_the_range_undefined_is_refused_when_the_profile
     grpo = {"model": {"model": "m"}, "dataset": "d.jsonl", "rewards": [{"name": "softlc", "params": {"bonus": "x"}}]}
     with pytest.raises(ProfileError, match=r"grpo.rewards.0: .*reward 'softlc' has no range with these parameters"):
         load_profile_dict({"name": "t", "grpo": grpo})
+
+
+def test_every_module_ending_with_a_spec_is_registered_and_listed():
+    """The code map leaves reward modules to their specs (``tests/unit/test_code_map.py``): a module that ends with
+    a ``SPEC`` but is missing from ``REWARDS`` would be neither trained nor listed."""
+    import importlib
+    from pathlib import Path
+
+    folder = Path(importlib.import_module("components.rewards").__file__).parent
+    specs = {path.stem: importlib.import_module(f"components.rewards.{path.stem}").SPEC
+             for path in sorted(folder.glob("*.py")) if "\nSPEC = " in path.read_text(encoding="utf-8")}
+    assert specs and {stem: REWARDS.get(spec.name) is spec for stem, spec in specs.items()} == {s: True for s in specs}
+    listing = "\n".join(reward_listing())
+    assert all(f"components/rewards/{stem}.py: " in listing for stem in specs)
+    assert "range [0, 1.1]" in listing  # softlc at its default bonus 0.1: r_acc + 0.1 * match, by hand

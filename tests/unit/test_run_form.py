@@ -9,7 +9,7 @@ import pytest
 
 from cli.deploy import profile_keys, profiles_in
 from components.config import load_profile
-from components.run_form import deployment_description, keys_markdown, overrides_help, section_keys
+from components.override_keys import deployment_description, keys_markdown, overrides_help, section_keys
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 

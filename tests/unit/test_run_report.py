@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.run_report import language_table, recipe_summary, registered_text, split_key
-from runtime.flow_artifacts import artifact_key, mlflow_ui_url, publish_link, publish_stage_run, publish_table
+from components.reports.run_tables import language_table, recipe_summary, registered_text, split_key
+from runtime.flow_runs.prefect_artifacts import artifact_key, mlflow_ui_url, publish_link, publish_stage_run, publish_table
 from runtime.project import Project
 from runtime.tracking import RunRef
 
@@ -126,7 +126,7 @@ def test_artifact_keys_are_what_prefect_accepts():
 
 
 def test_the_nightly_summary_names_the_version_and_its_delta_to_the_previous_evaluation():
-    from components.run_report import nightly_summary
+    from components.reports.run_tables import nightly_summary
 
     rows = [{**row, "model": model} for row, model in zip(ROWS, ("previous (nightly 2026-12-04)", "this run"))]
     text = nightly_summary("models:/demo/3", "2026-12-05", "[r2](http://m/r2)", "[m-1](http://m/m-1)",

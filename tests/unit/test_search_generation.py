@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.generation.base import Completion
-from components.generation.search_loop import SearchGenerator
+from components.generation.search_generator import SearchGenerator
 from components.settings import SamplingSettings
 from components.settings.search import SearchSettings
 

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from components.settings.lcrl import LcRLSettings
-from components.training import search_loop
-from components.training.search_loop import SearchRollout
+from components.training import search_rollouts
+from components.training.search_rollouts import SearchRollout
 
 SCRIPTS = {  # prompt -> the policy's turns, in order
     "Q1": ["<think>look it up</think><search> capitale du Japon </search>", "<search> Tokio 東京 </search>",
@@ -40,7 +40,7 @@ def run(monkeypatch, tokenizer, retriever, prompts, budget=4000, **settings):
             return out
         return generate
 
-    monkeypatch.setattr(search_loop, "turn_generator", scripted)
+    monkeypatch.setattr(search_rollouts, "turn_generator", scripted)
     trainer = SimpleNamespace(processing_class=tokenizer, eos_token_ids=[tokenizer.eos_token_id])
     loop = SearchRollout(LcRLSettings(**settings), retriever, {p: "fr" for p in SCRIPTS}, budget)
     return loop(prompts, trainer)

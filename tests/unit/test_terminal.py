@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from components.comparison import value_text
+from components.reports.comparison import value_text
 from cli.terminal import ProgressHandler, recipe_text, summary_text, verify_text, where_lines
 from components.progress import LOGGER, MarkedLines, marked, report
 from components.quiet import quiet_libraries
@@ -83,7 +83,7 @@ def test_a_childs_marked_lines_are_relayed_and_its_other_output_is_not(tmp_path,
 
 
 def test_a_waiting_task_shows_its_child_processes_progress(tmp_path, shown):
-    from runtime.process import run_stage_process
+    from runtime.processes.children import run_stage_process
 
     stream, _ = shown(tty=False)
     child = ("from components.progress import install_child_handler, report\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from components.settings import GRPOStageSettings, SFTSettings
-from components.training.nodes import Rendezvous
+from components.training.multinode import Rendezvous
 from components.training.runner import COMPLETE_MARKER, TrainingJob, last_complete_checkpoint, start_of, world_size
 from runtime.project import Project
-from runtime.training import WorldSizeKey, run_identity, training_dir, training_settings
+from runtime.processes.trainer import WorldSizeKey, run_identity, training_dir, training_settings
 
 TWO_NODES = {"POLYREASON_NNODES": "2", "POLYREASON_NODE_RANK": "0", "POLYREASON_NPROC_PER_NODE": "8",
              "POLYREASON_MASTER_ADDR": "node0"}

@@ -6,7 +6,7 @@ field (``ProjectPath``) may name a set shipped here instead of a path relative t
 ``reference_path: packaged:msvamp/test_{language}.json``. When a profile's paths are made absolute
 (``components.settings.profile.resolve_path``) the reference becomes the absolute path of the file in this
 directory, so from then on it is a path like any other: preflight checks that it exists and a task's cache
-key covers its bytes (``runtime.file_inputs``), exactly as for a local copy.
+key covers its bytes (``runtime.cache.file_inputs``), exactly as for a local copy.
 
 Each set carries a ``PROVENANCE.md`` (source, commit, creators, licence, what changed) and, where its licence
 asks for its text to travel with the copy, a ``LICENSE``. Only what the CPU profiles read is shipped where

@@ -16,7 +16,7 @@ by ``POLYREASON_AUDIT_TASK`` (other processes, such as Prefect's temporary serve
 not watched: ``POLYREASON_AUDIT_MAIN`` marks the audited process and is not inherited). At exit the process writes
 ``<log>/<pid>.json``: per task run, its task name, the files it opened, the
 modules it imported, the project files whose code ran, and the ingredients its
-cache key recorded (``runtime.caching.code_of`` + ``inputs_read`` of the run's
+cache key recorded (``runtime.cache.policy.code_of`` + ``inputs_read`` of the run's
 parameters) for the oracle to compare.
 """
 
@@ -97,7 +97,7 @@ if LOG and REPO and (MAIN or os.environ.get("POLYREASON_AUDIT_TASK")):
     def _ingredients(ingredients):
         """What each cached task run's key covered; a key that names no files (an older project) covers none."""
         try:
-            from runtime import caching
+            from runtime.cache import policy as caching
         except Exception as error:  # the oracle reports runs without ingredients as failures
             ingredients["error"] = repr(error)
             return
