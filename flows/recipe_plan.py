@@ -148,7 +148,7 @@ def register_final(plan: RecipePlan, parent: RunRef, sft: SFTOutputs | None, grp
         link_registered_evaluation_task(parent, evaluations[-1].run_id, registered.uri)
     if registry.merged and kind == "adapter":
         merged = merged_model_task(final, project)
-        merged_version = register_task(parent, registry, f"{name}-merged", base_name, merged, "merged", tags, project)
+        merged_version = register_task(parent, registry, f"{name}-merged", base_name, merged, "full", tags, project)
         registered = registered.model_copy(update={"merged": merged_version})
     return registered
 

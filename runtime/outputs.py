@@ -52,13 +52,13 @@ class DataOutputs(Output):
 
 
 class TrainedRun(Output):
-    """A finished training run: its directory (``result.json`` as summary), its adapter, its merged model if any
-    (a GRPO run after a KL-triggered reference reset). A full-parameter run (``lora: null``) has no adapter and
-    its full model as ``merged``."""
+    """A finished training run: its directory (``result.json`` as summary), its adapter, and its full model if any:
+    the trained model of a full-parameter run (``lora: null``, no adapter), or the adapter merged into its base
+    (a GRPO run after a KL-triggered reference reset, an SFT run with ``merge``)."""
 
     run: ArtifactRef
     adapter: str | None
-    merged: str | None = None
+    full_model: str | None = None
 
     @property
     def full(self) -> bool:
@@ -80,13 +80,13 @@ class SFTOutputs(Output):
 
     @property
     def kind(self) -> str:
-        """``adapter`` (base + the LoRA adapter) or ``merged`` (a full model: SFT with ``lora: null``)."""
-        return "merged" if self.trained.full else "adapter"
+        """``adapter`` (base + the LoRA adapter) or ``full`` (a full model: SFT with ``lora: null``)."""
+        return "full" if self.trained.full else "adapter"
 
     @property
     def weights(self) -> str:
         """The adapter, or the full model's directory."""
-        return self.trained.merged if self.trained.full else self.trained.adapter
+        return self.trained.full_model if self.trained.full else self.trained.adapter
 
 
 class RLOutputs(Output):
@@ -99,7 +99,7 @@ class RLOutputs(Output):
 
 
 class FinalWeights(Output):
-    """The GRPO model relative to the original base: ``kind`` ``adapter`` (one LoRA adapter) or ``merged``."""
+    """The GRPO model relative to the original base: ``kind`` ``adapter`` (one LoRA adapter) or ``full``."""
 
     weights: str
     kind: str
@@ -120,8 +120,9 @@ class GRPOOutputs(Output):
     """The GRPO run directory and the final weights relative to the base.
 
     ``kind`` ``adapter``: one LoRA adapter on ``base`` (the SFT adapter and the
-    GRPO adapter concatenated); ``merged``: a full model (after a KL-triggered
-    reference reset the adapter alone misses the merged updates).
+    GRPO adapter concatenated); ``full``: a full model (every weight trained, or
+    after a KL-triggered reference reset the adapter merged in: the adapter alone
+    misses the updates merged before it).
     """
 
     trained: TrainedRun

@@ -157,27 +157,27 @@ def log_grpo_task(run: RunRef, trained: TrainedRun, dataset: str, name: str, rol
 def log_grpo_model_task(run: RunRef, final: FinalWeights, trained: TrainedRun, adapter_model: str, base: str,
                         name: str, source: str | None = None) -> str:
     """The GRPO model as evaluated and registered (relative to the original base) as a logged model: the trainer's
-    adapter's when it is that model, else the combined adapter's files; a merged model is described, not uploaded
-    (its full weights). On a cache hit, the one ``source`` (the run that trained it) logged. Returns its id."""
+    adapter's when it is that model, else the combined adapter's files; a full model is described, not uploaded.
+    On a cache hit, the one ``source`` (the run that trained it) logged. Returns its id."""
     from runtime.tracking.logged_models import log_model, source_models
 
-    if final.weights in (trained.adapter, trained.merged if trained.full else None):
+    if final.weights in (trained.adapter, trained.full_model if trained.full else None):
         return adapter_model  # the trainer's own product, already logged by log_grpo_task
     logged = [m.model_id for m in source_models(run.tracking_uri, source) if m.model_type == "grpo-model"] \
         if source else []
     if logged:  # linked to this run with the source's other models (``log_grpo_task``)
         return logged[-1]
     step = trained.run.summary.get("global_step")
-    merged = final.kind == "merged"
+    full = final.kind == "full"
     return log_model(run, f"{name}-grpo-model", kind="grpo-model", step=step,
-                     directory=None if merged else Path(final.weights),
+                     directory=None if full else Path(final.weights),
                      params={"base": base, "weights": final.kind, "path": final.weights},
-                     tags={"polyreason.weights": "not uploaded" if merged else "uploaded"})
+                     tags={"polyreason.weights": "not uploaded" if full else "uploaded"})
 
 
 @task(name="grpo-final-weights", cache_policy=cache_policy("adapters"), **CACHED)
 def final_weights_task(trained: TrainedRun, base_path: str, sft_adapter: str | None, project: Project) -> FinalWeights:
-    """The GRPO model relative to the original base: the SFT and GRPO adapters as one, or the merged model.
+    """The GRPO model relative to the original base: the SFT and GRPO adapters as one, or the full model.
 
     After a KL-triggered reference reset the trainer wrote a full merged model:
     that is the final model. Otherwise the GRPO adapter (trained on the base with
@@ -185,8 +185,8 @@ def final_weights_task(trained: TrainedRun, base_path: str, sft_adapter: str | N
     """
     from components.training.adapters import combine_adapters
 
-    if trained.merged:  # after a reset, or every weight trained (lora: null)
-        return FinalWeights(weights=trained.merged, kind="merged")
+    if trained.full_model:  # after a reset, or every weight trained (lora: null)
+        return FinalWeights(weights=trained.full_model, kind="full")
     if sft_adapter is None:
         return FinalWeights(weights=trained.adapter, kind="adapter")
 

@@ -104,7 +104,8 @@ def log_stages_task(run: RunRef, runs: dict[str, str | None]) -> None:
 
 @task(name="paper-table", cache_policy=NO_CACHE)
 def paper_table_task(profile_name: str, project: Project) -> str | None:
-    """The paper table of the profile called ``profile_name`` (``profiles/papers/<name>.yaml``), if there is one."""
+    """The paper table of the profile called ``profile_name`` (``profiles/papers/<name>.yaml``: the project's own,
+    else the one its paper's spec lists), if there is one."""
     from components.reports.paper_tables import find_table
 
     found = find_table(profile_name, project.root)

@@ -20,6 +20,7 @@ from components.planning.estimate import gpu as gpu_row
 from components.planning.generation_plan import audit_stage, data_stage, evaluation_stage, rejection_stage
 from components.planning.stage import Problem, StagePlan
 from components.planning.training_plan import grpo_stage, sft_stage
+from components.reports.papers import paper_of
 
 STAGE_SECTIONS = {"data": "data", "rejection": "data", "sft": "sft", "grpo": "grpo", "evaluation": "evaluation",
                   "audit": "audit"}
@@ -45,7 +46,9 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         total = self.total
+        paper = paper_of(self.profile)
         return {"profile": self.profile, "gpu": self.gpu, "estimate_note": ESTIMATE_NOTE,
+                "paper": paper.citation if paper else None,
                 "gpu_hours_estimate": list(total.gpu_hours) if total else None,
                 "gpu_hours_uncapped": list(total.uncapped_hours) if total else None,
                 "stages": {s.stage: {"where": s.where, **s.values, "lines": [list(line) for line in s.lines],

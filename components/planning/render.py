@@ -2,7 +2,7 @@
 
 The same lines in every form: per stage where it runs, then label/value rows,
 its memory figures and its GPU-hours estimate (a range, marked as an estimate);
-the problems last, each with the keys that decide it.
+before them, for a paper's profile, the paper and its table; the problems last, each with the keys that decide it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.planning.plan import ESTIMATE_NOTE, Plan, StagePlan
+from components.reports.papers import paper_line
 
 WIDTH = 22
 
@@ -29,8 +30,11 @@ def text(plan: Plan, source: str = "") -> str:
 
 
 def header(profile: str, gpu: str, source: str = "") -> str:
-    """The table's first lines: the profile and the GPU the estimates are on."""
-    return f"polyreason plan: {profile}{f' ({source})' if source else ''}\nestimates on {gpu}: {ESTIMATE_NOTE}\n"
+    """The table's first lines: the profile, the paper it runs an experiment of (``components.reports.papers``),
+    and the GPU the estimates are on."""
+    paper = paper_line(profile)
+    return "\n".join([f"polyreason plan: {profile}{f' ({source})' if source else ''}", *([paper] if paper else []),
+                      f"estimates on {gpu}: {ESTIMATE_NOTE}", ""])
 
 
 def stage_text(stage: StagePlan) -> str:
@@ -58,7 +62,9 @@ def markdown(plan: Plan) -> str:
     estimated = any(stage.estimate is not None for stage in plan.stages)
     note = f"Estimates on {plan.gpu}: {ESTIMATE_NOTE}." if estimated else \
         "No GPU-hours estimate: no stage of this plan runs on a GPU."
-    out = [f"# Plan of `{plan.profile}`", "", f"*{note}*", ""]
+    paper = paper_line(plan.profile)
+    out = [f"# Plan of `{plan.profile}`", "", *([paper[0].upper() + paper[1:] + ".", ""] if paper else []),
+           f"*{note}*", ""]
     for stage in plan.stages:
         out += [f"## {stage.stage}", "", f"Runs in {stage.where}.", "", "| | |", "|---|---|"]
         out += [f"| {label} | {_cell(value)} |" for label, value in stage_rows(stage)]

@@ -5,13 +5,14 @@ file, ``profiles/papers/<name>.yaml``, lists the rows of the paper's tables that
 the profile measures, with the values as the paper prints them. Read from the papers'
 texts by hand; nothing here computes a number.
 
-A file holds ``paper`` (title, arXiv id), ``source`` (the text the numbers were read from),
-``profile`` (the profile's name), ``scale`` (100 when the paper prints percentages, 1 for
+A file holds ``scale`` (100 when the paper prints percentages, 1 for
 fractions: a measured value is ``value / scale`` on the project's 0-1 scale), ``note``,
 ``problems`` (optional: benchmark -> the problems per language the paper's figures are over,
 its n in independent units, which puts the paper's own sampling error into a comparison:
 ``components.reports.paper_comparison``) and ``rows``, a list of entries, one per (table row,
-benchmark, metric)::
+benchmark, metric); the paper's title and the text its numbers were read from are its spec's
+(``components.reports.papers``: a shipped table is its profile's there), and a table of a project's own profile,
+which no spec describes, may name its paper in ``paper``::
 
     - {table: Table 16, row: +AdaMame-GRPO, model: Qwen3-4B, measured_by: grpo,
        overrides: [...], benchmark: mgsm_rev2, metric: pass_at_4,
@@ -71,6 +72,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from components.reports.papers import REPOSITORY_PROFILES, paper_of, table_of
 
 SELECTION_METRICS = ("gap_recovered", "repairs_cross_lingual_share")  # components.audit.report: selection
 MEASURED_BY = ("base", "sft", "grpo", "evaluation", "audit")
@@ -285,16 +288,11 @@ def load_table(path: str | Path) -> list[PaperRow]:
     return parse_table(yaml.safe_load(Path(path).read_text(encoding="utf-8")), str(path))
 
 
-REPOSITORY_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
-
-
 def find_table(name: str, project_dir: str | Path) -> Path | None:
-    """The table file of the profile called ``name``: in the project's ``profiles/papers/``, else the shipped one."""
-    for root in (Path(project_dir) / "profiles", REPOSITORY_PROFILES):
-        path = root / "papers" / f"{name}.yaml"
-        if path.is_file():
-            return path
-    return None
+    """The table file of the profile called ``name``: in the project's ``profiles/papers/``, else its paper's
+    (``components.reports.papers``)."""
+    path = Path(project_dir) / "profiles" / "papers" / f"{name}.yaml"
+    return path if path.is_file() else table_of(name)
 
 
 def resolve_table(spec: str, project_dir: str | Path = ".") -> Path:
@@ -319,6 +317,14 @@ def resolve_table(spec: str, project_dir: str | Path = ".") -> Path:
 
 
 def table_title(path: str | Path) -> str:
-    """The ``paper`` field of a table file (the paper's title)."""
+    """The paper a table file holds rows of: its spec's citation (a shipped table, named by its profile), else the
+    file's ``paper`` field, else its name.
+
+    >>> table_title(REPOSITORY_PROFILES / "papers" / "qwen3-8b-verifier-bias-evaluation.yaml")[:31]
+    'Multilingual verifier bias in R'
+    """
+    paper = paper_of(Path(path).stem) if Path(path).resolve() == table_of(Path(path).stem) else None
+    if paper is not None:
+        return paper.citation
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     return str(data.get("paper", Path(path).stem)) if isinstance(data, Mapping) else Path(path).stem

@@ -150,20 +150,21 @@ def train(job: TrainingJob, out_dir: str | Path, *, abort_after: int | None = No
     trainer, stateful = build_trainer(job, out_dir, resume_from, abort_after)
     output = trainer.train(resume_from_checkpoint=resume_from)
     full = job.grpo.lora is None
-    adapter_dir, merged_dir = (None, out_dir / "model") if full else (out_dir / "adapter", None)
-    trainer.save_model(str(merged_dir if full else adapter_dir))
+    adapter_dir, full_model_dir = (None, out_dir / "model") if full else (out_dir / "adapter", None)
+    trainer.save_model(str(full_model_dir if full else adapter_dir))
     main = trainer.accelerator.is_main_process
     if main:
         for callback in stateful:
-            callback.save(merged_dir if full else adapter_dir)
+            callback.save(full_model_dir if full else adapter_dir)
     resets = next((c.resets for c in stateful if isinstance(c, ReferenceResetCallback)), 0)
     if resets and main and not full:
-        merged_dir = out_dir / "merged"
-        trainer.model.merge_and_unload().save_pretrained(str(merged_dir))
-        trainer.processing_class.save_pretrained(str(merged_dir))
+        full_model_dir = out_dir / "merged"  # the adapter merged into the reset reference: the full model
+        trainer.model.merge_and_unload().save_pretrained(str(full_model_dir))
+        trainer.processing_class.save_pretrained(str(full_model_dir))
     curricula = next((c for c in stateful if isinstance(c, CurriculumCallback)), None)
     result = {
-        "adapter_dir": str(adapter_dir) if adapter_dir else None, "merged_dir": str(merged_dir) if merged_dir else None,
+        "adapter_dir": str(adapter_dir) if adapter_dir else None,
+        "full_model_dir": str(full_model_dir) if full_model_dir else None,
         "weights": "full" if full else "adapter",
         "metrics_path": str(out_dir / "metrics.jsonl"), "trainer_dir": str(out_dir / "trainer"),
         "resumed_from": resume_from, **start_of(checkpoint), "run_key": job.run_key,

@@ -64,13 +64,14 @@ def training_arguments(sft: SFTSettings, out_dir: Path, device: str, precision: 
 
 
 def output_dirs(sft: SFTSettings, out_dir: Path) -> dict[str, str | None]:
-    """Where the run writes: the trainer's checkpoints, the adapter, the merged model (only with ``merge``); with
-    ``lora: null`` no adapter and the full model in ``model/`` (recorded as ``merged_dir``: the weights to run)."""
+    """Where the run writes: the trainer's checkpoints, the adapter, the adapter merged into the base (only
+    with ``merge``); with ``lora: null`` no adapter and the trained model in ``model/``. Either full model is
+    ``full_model_dir``; ``weights`` says which layout the run trained (``full`` or ``adapter``)."""
     if sft.lora is None:
-        return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": None, "merged_dir": str(out_dir / "model"),
+        return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": None, "full_model_dir": str(out_dir / "model"),
                 "weights": "full"}
     return {"trainer_dir": str(out_dir / "trainer"), "adapter_dir": str(out_dir / "adapter"),
-            "merged_dir": str(out_dir / "merged") if sft.merge else None, "weights": "adapter"}
+            "full_model_dir": str(out_dir / "merged") if sft.merge else None, "weights": "adapter"}
 
 
 def build_trainer(job: TrainingJob, out_dir: Path, abort_after: int | None = None):
@@ -111,13 +112,13 @@ def train(job: TrainingJob, out_dir: Path, *, abort_after: int | None = None) ->
               "device": str(trainer.args.device), "num_processes": trainer.accelerator.num_processes,
               "distributed_type": distributed_type(trainer.accelerator), **trainer_precision(trainer), **dirs}
     if dirs["adapter_dir"] is None:  # full-parameter training: trainer.save_model gathers sharded weights
-        trainer.save_model(dirs["merged_dir"])
+        trainer.save_model(dirs["full_model_dir"])
     if trainer.accelerator.is_main_process:
         if dirs["adapter_dir"] is not None:
             trainer.model.save_pretrained(dirs["adapter_dir"])
             trainer.processing_class.save_pretrained(dirs["adapter_dir"])
-        if dirs["merged_dir"] and dirs["adapter_dir"] is not None:
-            trainer.model.merge_and_unload().save_pretrained(dirs["merged_dir"])
-            trainer.processing_class.save_pretrained(dirs["merged_dir"])
+        if dirs["full_model_dir"] and dirs["adapter_dir"] is not None:
+            trainer.model.merge_and_unload().save_pretrained(dirs["full_model_dir"])
+            trainer.processing_class.save_pretrained(dirs["full_model_dir"])
         (out_dir / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result

@@ -149,7 +149,7 @@ def trained(job: TrainingJob, out: Path) -> Made:
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     log(start_line(job.stage, result))
     full = result["weights"] == "full"  # the trainer's record of what it wrote, and where
-    weights = Path(result["merged_dir"] if full else result["adapter_dir"])
+    weights = Path(result["full_model_dir"] if full else result["adapter_dir"])
     files = [path for path in sorted(weights.rglob("*")) if path.is_file()]
     tensors = sorted(weights.glob("model*.safetensors")) if full else [weights / "adapter_model.safetensors"]
     return Made(summary=result, files=files + [out / "result.json"],
@@ -175,7 +175,7 @@ def train_once(job: TrainingJob, out: Path) -> TrainedRun:
 
 def trained_run(run: ArtifactRef) -> TrainedRun:
     """A finished run's weights, as its ``result.json`` names them (the trainer's own record of what it wrote)."""
-    return TrainedRun(run=run, adapter=run.summary["adapter_dir"], merged=run.summary.get("merged_dir"))
+    return TrainedRun(run=run, adapter=run.summary["adapter_dir"], full_model=run.summary.get("full_model_dir"))
 
 
 def log_training_output(run: RunRef, trained: TrainedRun, stage: str, dataset: str | None = None) -> list[dict]:
@@ -261,8 +261,8 @@ def log_checkpoints(run: RunRef, trained: TrainedRun, stage: str, name: str, sou
         tags[f"polyreason.checkpoint.{step}"] = f"{MODEL_PREFIX}{model_id}"
     tracking.set_tags(run, tags)
     final_step = trained.run.summary.get("global_step")
-    if trained.full:  # all weights trained: the full model is described, not uploaded (as a merged one)
+    if trained.full:  # all weights trained: the full model is described, not uploaded
         return log_model(run, f"{name}-{stage}-model", kind=f"{stage}-model", step=final_step,
-                         params={"weights": "full", "path": trained.merged}, tags={"polyreason.weights": "not uploaded"})
+                         params={"weights": "full", "path": trained.full_model}, tags={"polyreason.weights": "not uploaded"})
     return log_model(run, f"{name}-{stage}-adapter", kind=f"{stage}-adapter", step=final_step,
                      directory=out / "adapter")

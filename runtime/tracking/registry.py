@@ -1,10 +1,10 @@
 """Trained models in the MLflow model registry: register a recipe's model, resolve ``models:/`` references.
 
 A registered version is an MLflow *logged model* (MLflow 3) whose artifacts are
-the LoRA adapter (or a merged full model) and ``polyreason-model.json``, the card
+the LoRA adapter (or a full model) and ``polyreason-model.json``, the card
 that says how to load it: the base model as the profile named it (a hub id, or
 ``embedded:gemma3-270m``, so the version loads on any machine that can reach the
-base), whether it is an adapter or a merged model, and where it came from.
+base), whether it is an adapter or a full model, and where it came from.
 The version registers the logged model its evaluation measured (the trained stage's,
 with the card added), so the version's model page lists the metrics of every evaluation
 of those weights, the recipe's and each nightly's. Versions carry tags (recipe, base
@@ -32,7 +32,8 @@ MODEL_TAG = "polyreason.model_id"  # a version's logged model (MLflow's SQL regi
 
 
 def write_model_dir(out: Path, weights: str, kind: str, card: Mapping[str, Any]) -> Path:
-    """A directory holding the weights to register (``adapter/`` or ``merged/``) and the card."""
+    """A directory holding the weights to register (``adapter/`` or ``full/``: ``kind``) and the card; the
+    card's ``weights`` names the folder, so a version registered when a full model's kind was ``merged`` loads too."""
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(weights, out / kind)
     (out / CARD).write_text(json.dumps({**card, "kind": kind, "weights": kind}, indent=1), encoding="utf-8")

@@ -202,7 +202,7 @@ def test_full_parameter_grpo_flow_publishes_and_logs_the_full_model(project, pre
     summary = polyreason_grpo(project["root"], overrides, prefect_server, "full")
     trained = summary["trained"]
     assert trained["adapter"] is None and trained["run"]["summary"]["weights"] == "full"
-    assert (summary["kind"], summary["weights"]) == ("merged", trained["merged"])
+    assert (summary["kind"], summary["weights"]) == ("full", trained["full_model"])
     model_dir = Path(summary["weights"])
     assert (model_dir / "model.safetensors").is_file() and not (model_dir / "adapter_config.json").exists()
     logged = mlflow_client(project["root"]).get_logged_model(summary["model_id"])

@@ -43,16 +43,16 @@ def server_errors(log: str) -> list[str]:
 
 
 def register_tiny_model(mlflow_uri: str, model_dir, work, name: str) -> str:
-    """Register the tiny model (merged weights) as version 1 of ``name`` with alias ``candidate``, as a recipe does."""
+    """Register the tiny model (full weights) as version 1 of ``name`` with alias ``candidate``, as a recipe does."""
     from runtime import tracking
     from runtime.tracking import registry
 
     client = tracking.client(mlflow_uri)
     experiment = client.create_experiment("registered-by-test")
     run = client.create_run(experiment)
-    folder = registry.write_model_dir(work / "registered", str(model_dir), "merged", {"base": str(model_dir)})
+    folder = registry.write_model_dir(work / "registered", str(model_dir), "full", {"base": str(model_dir)})
     ref = tracking.RunRef(mlflow_uri, run.info.run_id, experiment)
-    registered = registry.register_model(ref, name, "candidate", folder, {"polyreason.kind": "merged"})
+    registered = registry.register_model(ref, name, "candidate", folder, {"polyreason.kind": "full"})
     client.set_terminated(run.info.run_id)
     return registered.uri
 

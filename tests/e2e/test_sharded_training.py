@@ -211,7 +211,7 @@ def test_kl_starts_at_zero_and_the_reset_fires(runs):
 def test_the_resumed_run_ends_with_the_uninterrupted_runs_weights(runs, stage):
     whole, resumed = runs[stage], runs[f"{stage}_resumed"]
     assert (resumed["start_step"], resumed["global_step"]) == (1, STEPS)
-    difference = largest_difference(saved_weights(whole["merged_dir"]), saved_weights(resumed["merged_dir"]))
+    difference = largest_difference(saved_weights(whole["full_model_dir"]), saved_weights(resumed["full_model_dir"]))
     assert difference == 0.0
     if stage == "grpo":
         assert resumed["reference_resets"] == whole["reference_resets"]
@@ -225,8 +225,8 @@ def test_the_saved_model_loads_back_as_the_gathered_trained_weights(runs, stage)
     from safetensors.torch import load_file
 
     result = runs[stage]
-    gathered = load_file(str(Path(result["merged_dir"]).parent / "probe" / "trained.safetensors"))
-    saved = saved_weights(result["merged_dir"])
+    gathered = load_file(str(Path(result["full_model_dir"]).parent / "probe" / "trained.safetensors"))
+    saved = saved_weights(result["full_model_dir"])
     assert {str(t.dtype) for t in saved.values()} == {str(t.dtype) for t in gathered.values()}
     assert largest_difference(saved, gathered) == 0.0
     original = saved_weights(runs[f"{stage}_model"])

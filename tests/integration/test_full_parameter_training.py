@@ -61,7 +61,7 @@ def test_full_parameter_sft_trains_every_weight(tiny_model_dir, tmp_path):
     job = TrainingJob(stage="sft", sft=section, model=str(tiny_model_dir), dataset=str(data))
     result = sft.train(job, tmp_path / "out")
     assert result["global_step"] == 2 and result["adapter_dir"] is None and result["weights"] == "full"
-    _assert_full_model_changed(Path(result["merged_dir"]), tiny_model_dir)
+    _assert_full_model_changed(Path(result["full_model_dir"]), tiny_model_dir)
 
 
 def test_full_parameter_bf16_sft_on_one_process_keeps_fp32_master_weights(tiny_model_dir, tmp_path):
@@ -86,7 +86,7 @@ def test_full_parameter_bf16_sft_on_one_process_keeps_fp32_master_weights(tiny_m
     result = sft.train(job, tmp_path / "out")
     assert (result["bf16"], result["weights_dtype"]) == (True, "float32")  # autocast over fp32 master weights
     loaded = {key: tensor.to(torch.bfloat16) for key, tensor in _weights(tiny_model_dir).items()}  # as trained from
-    trained = _weights(Path(result["merged_dir"]))
+    trained = _weights(Path(result["full_model_dir"]))
     assert {str(t.dtype) for t in trained.values()} == {"torch.float32"}
     total = sum(t.numel() for t in loaded.values())
     moved = sum(int((trained[k] != loaded[k].float()).sum()) for k in loaded) / total
@@ -129,8 +129,8 @@ def test_full_parameter_grpo_resets_reference_to_policy(tmp_path, monkeypatch):
     assert all(torch.equal(policy[key], reference[key]) for key in policy)  # the reference is the policy
     original = _weights(model_dir)
     assert any(not torch.equal(reference[key], original[key]) for key in original)  # ... a trained one
-    _assert_full_model_changed(Path(result["merged_dir"]), model_dir)
+    _assert_full_model_changed(Path(result["full_model_dir"]), model_dir)
     checkpoint = tmp_path / "out" / "trainer" / "checkpoint-2"
     assert (checkpoint / callbacks.REFERENCE_WEIGHTS).is_file()  # a resume restores the reset reference
-    history = json.loads((Path(result["merged_dir"]) / callbacks.RESETS_FILE).read_text())["history"]
+    history = json.loads((Path(result["full_model_dir"]) / callbacks.RESETS_FILE).read_text())["history"]
     assert [entry["kl"] > 1e-9 for entry in history] == [True] * len(history)

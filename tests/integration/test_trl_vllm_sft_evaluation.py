@@ -113,7 +113,7 @@ def sft(tiny_model_dir, shared_data, tmp_path_factory) -> dict:
     job = TrainingJob(stage="sft", sft=settings, model=str(model), dataset=str(data))
     assert main(["--job", str(write_job(job, out)), "--out", str(out)]) == 0
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
-    return {"model": model, "adapter": Path(result["adapter_dir"]), "merged": Path(result["merged_dir"]),
+    return {"model": model, "adapter": Path(result["adapter_dir"]), "merged": Path(result["full_model_dir"]),
             "result": result}
 
 

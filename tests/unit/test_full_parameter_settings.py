@@ -29,12 +29,12 @@ def _sft_outputs(full: bool):
     from runtime.outputs import ModelRef, SFTOutputs, TrainedRun
 
     trained = TrainedRun(run=ArtifactRef("/runs/sft", "f"), adapter=None if full else "/runs/sft/adapter",
-                         merged="/runs/sft/model" if full else None)
+                         full_model="/runs/sft/model" if full else None)
     base = ModelRef(tag="base", model=ModelSettings(model="Qwen/Qwen3-4B"), fingerprint="b")
     return SFTOutputs(trained=trained, base=base)
 
 
-@pytest.mark.parametrize(("full", "kind", "weights"), [(True, "merged", "/runs/sft/model"),
+@pytest.mark.parametrize(("full", "kind", "weights"), [(True, "full", "/runs/sft/model"),
                                                         (False, "adapter", "/runs/sft/adapter")])
 def test_sft_outputs_name_the_full_model_or_the_adapter(full, kind, weights):
     from flows.recipe_plan import trained_model
@@ -53,3 +53,4 @@ def test_grpo_after_full_sft_trains_the_sft_model_itself():
     assert (model.model, model.adapter) == ("/runs/sft/model", None)
     model = stage_section(section, None, _sft_outputs(False)).model
     assert (model.model, model.adapter) == ("Qwen/Qwen3-4B", "/runs/sft/adapter")
+

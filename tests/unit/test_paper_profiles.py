@@ -2,9 +2,10 @@
 
 Expected values are written from the papers (AdaMame §4 and appendix C; PCS "Evaluation details" and
 "Progressive code-switching RL"; the verifier-bias paper §3-5; LcRL's released training script),
-not read from the profiles; where a paper is silent the profile's header says which choice was made
-and this table pins it. Each check of a setting that matters loads the profile and asserts what the
-library will do with it (the warm-up transformers applies, the optimizer steps trl takes).
+not read from the profiles (an evaluation's protocol is its paper's spec, ``components.reports.papers``);
+where a paper is silent the profile's header says which choice was made and the spec or this module pins it.
+Each check of a setting that matters loads the profile and asserts what the library will do with it (the
+warm-up transformers applies, the optimizer steps trl takes).
 """
 
 from __future__ import annotations
@@ -17,55 +18,29 @@ import pytest
 import yaml
 
 from components.config import load_profile
+from components.reports.papers import PAPERS
 from components.settings import ProfileError
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 
-PAPERS = {
-    "qwen3-4b-adamame-evaluation": {
-        "model": ("Qwen/Qwen3-4B", "vllm", True, True),   # model, backend, chat, thinking
-        "sampling": (4, 0.6, 0.95, 8192),                 # n, temperature, top_p, max_new_tokens
-        "prompt": ("instruction", "before"),
-        "benchmarks": {"mgsm_rev2": (["fr", "ja", "ko", "th", "bn", "en", "es", "ru", "sw", "te", "zh", "de"], None),
-                       "msvamp": (["fr", "ja", "th", "bn", "en", "es", "sw", "ru", "zh", "de"], None)},
-        "scoring": ("math_verify", [1, 4], 8192, ["fr", "pt", "ja", "ko", "th"]),
-    },
-    "distill-qwen-1.5b-adamame-evaluation": {   # AdaMame's other backbone (table 12), the same protocol
-        "model": ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "vllm", True, True),
-        "sampling": (4, 0.6, 0.95, 8192),
-        "prompt": ("instruction", "before"),
-        "benchmarks": {"mgsm_rev2": (["fr", "ja", "ko", "th", "bn", "en", "es", "ru", "sw", "te", "zh", "de"], None),
-                       "msvamp": (["fr", "ja", "th", "bn", "en", "es", "sw", "ru", "zh", "de"], None)},
-        "scoring": ("math_verify", [1, 4], 8192, ["fr", "pt", "ja", "ko", "th"]),
-    },
-    "qwen3-8b-pcs-evaluation": {
-        "model": ("Qwen/Qwen3-8B", "vllm", True, True),
-        "sampling": (4, 0.9, 0.95, 30720),   # the trained rows' limit: one context limit for every row
-        "prompt": ("plain", "after"),   # table 2's "Qwen3-8B" row: no language instruction (that is Prompt Control)
-        "benchmarks": {"mmath": (["fr", "pt", "ja", "ko", "th"], None),
-                       "mmlu_prox_math": (["fr", "pt", "ja", "ko", "th"], 1)},
-        "scoring": ("trusted", [1], 32768, ["fr", "pt", "ja", "ko", "th"]),
-    },
-    "qwen3-8b-verifier-bias-evaluation": {
-        "model": ("Qwen/Qwen3-8B", "vllm", True, True),
-        "sampling": (8, 0.6, 0.95, 4096),
-        "prompt": ("instruction", "after"),
-        "benchmarks": {"mgsm": (["en", "ja", "zh"], None)},
-        "scoring": ("trusted", [1, 8], 8192, ["ja", "zh"]),
-    },
-}
+PROTOCOLS = {entry.name: entry.protocol for paper in PAPERS for entry in paper.profiles if entry.protocol}
+TWINS = [(entry.name, entry.twin) for paper in PAPERS for entry in paper.profiles if entry.protocol and entry.twin]
 
 
-@pytest.mark.parametrize("name", sorted(PAPERS))
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
 def test_paper_profile_holds_the_protocol(name):
-    expected = PAPERS[name]
+    """The paper's protocol as its spec writes it from the paper's text, against what the profile loads to."""
+    expected = PROTOCOLS[name]
     evaluation = load_profile(PROFILES / f"{name}.yaml").evaluation
     model, sampling, scoring = evaluation.model, evaluation.sampling, evaluation.scoring
-    assert (model.model, model.backend, model.chat, model.thinking) == expected["model"]
-    assert (sampling.n, sampling.temperature, sampling.top_p, sampling.max_new_tokens) == expected["sampling"]
-    assert (evaluation.prompt.style, evaluation.prompt.instruction) == expected["prompt"]
-    assert {b.name: (b.languages, b.samples) for b in evaluation.benchmarks} == expected["benchmarks"]
-    assert (scoring.verifier, scoring.pass_k, scoring.max_context, scoring.in_domain) == expected["scoring"]
+    assert (model.model, model.backend, model.chat, model.thinking) == (expected.model, expected.backend,
+                                                                        expected.chat, expected.thinking)
+    assert (sampling.n, sampling.temperature, sampling.top_p, sampling.max_new_tokens) == (
+        expected.n, expected.temperature, expected.top_p, expected.max_new_tokens)
+    assert (evaluation.prompt.style, evaluation.prompt.instruction) == expected.prompt
+    assert {b.name: (b.languages, b.samples) for b in evaluation.benchmarks} == expected.benchmarks
+    assert (scoring.verifier, scoring.pass_k, scoring.max_context, scoring.in_domain) == (
+        expected.verifier, expected.pass_k, expected.max_context, expected.in_domain)
     assert scoring.extraction == "strict"  # the last \\boxed{} after </think>, nothing else
 
 
@@ -88,9 +63,7 @@ def _get(section, dotted: str):
     return section
 
 
-@pytest.mark.parametrize("paper, twin", [("qwen3-4b-adamame-evaluation", "cpu-adamame-evaluation"),
-                                         ("qwen3-8b-pcs-evaluation", "cpu-pcs-evaluation"),
-                                         ("qwen3-8b-verifier-bias-evaluation", "cpu-verifier-bias-evaluation")])
+@pytest.mark.parametrize("paper, twin", TWINS)
 def test_cpu_twin_keeps_every_switch_and_shrinks_the_counts(paper, twin):
     full, small = (load_profile(PROFILES / f"{name}.yaml") for name in (paper, twin))
     for switch in SWITCHES:

@@ -18,11 +18,12 @@ import pytest
 
 from components.config import load_profile
 from components.reports.paper_tables import load_table, parse_table, table_path
+from components.reports.papers import ADAMAME, PAPERS, PCS, paper_of
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = REPO / "profiles"
 SEEDS = Path(os.environ.get("POLYREASON_SEEDS") or REPO.parent / "shared" / "seeds")
-GPU_PROFILES = sorted(path for path in PROFILES.glob("*.yaml") if not path.name.startswith("cpu-"))
+PAPER_PROFILES = sorted(entry.path for paper in PAPERS for entry in paper.profiles)
 
 
 def seed_text(name: str) -> str:
@@ -31,14 +32,42 @@ def seed_text(name: str) -> str:
     return (SEEDS / name).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("path", GPU_PROFILES, ids=lambda p: p.stem)
-def test_every_gpu_paper_profile_has_its_table_file_and_it_loads(path):
+def test_every_shipped_gpu_profile_is_a_papers_and_every_twin_is_shipped():
+    """A profile that is no CPU one runs a paper's experiment, so its paper's spec must list it (and its table)."""
+    gpu_profiles = sorted(path for path in PROFILES.glob("*.yaml") if not path.name.startswith("cpu-"))
+    assert gpu_profiles == PAPER_PROFILES
+    twins = [entry.twin for paper in PAPERS for entry in paper.profiles if entry.twin]
+    assert twins and all((PROFILES / f"{twin}.yaml").is_file() and twin.startswith("cpu-") for twin in twins)
+    names = [entry.name for paper in PAPERS for entry in paper.profiles] + twins
+    assert len(names) == len(set(names)) and len({paper.name for paper in PAPERS}) == len(PAPERS)
+
+
+@pytest.mark.parametrize("path", PAPER_PROFILES, ids=lambda p: p.stem)
+def test_every_paper_profile_has_its_table_file_and_it_loads(path):
     import yaml
 
     rows = load_table(table_path(path))
     data = yaml.safe_load(table_path(path).read_text(encoding="utf-8"))
-    assert data["profile"] == path.stem and data["source"] in SEED_OF.values() and data["paper"]
+    assert not {"paper", "source", "profile"} & set(data)  # the spec's, in one place
     assert rows or "no row" in data["note"]  # an empty file says why
+
+
+@pytest.mark.parametrize("paper", PAPERS, ids=lambda p: p.name)
+def test_a_papers_models_are_the_ones_its_profiles_run_and_the_plan_knows_them(paper):
+    """Each model the paper's profiles name (trained, evaluated, writing traces) is one of its spec's, and the plan
+    has its size and context (``components/planning/models.yaml``) without downloading it."""
+    from components.planning.models import model_facts
+
+    named = set()
+    for entry in paper.profiles:
+        profile = load_profile(entry.path)
+        sections = [profile.sft, profile.grpo, profile.evaluation, profile.audit,
+                    *((profile.data.traces, profile.data.translation) if profile.data else ())]
+        named |= {section.model.model for section in sections if getattr(section, "model", None) is not None}
+    assert named == set(paper.models)
+    for model in paper.models:
+        facts = model_facts(model)
+        assert facts.context and facts.parameters and facts.kv_heads, (model, facts.source)
 
 
 def _stage(profile, measured_by: str):
@@ -46,7 +75,7 @@ def _stage(profile, measured_by: str):
             "evaluation": profile.evaluation if profile.sft is None else None, "audit": profile.audit}[measured_by]
 
 
-@pytest.mark.parametrize("path", GPU_PROFILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PAPER_PROFILES, ids=lambda p: p.stem)
 def test_table_rows_fit_their_profile(path):
     """Each row's run exists: its overrides load, its stage is in the profile, its benchmark and languages are."""
     rows = load_table(table_path(path))
@@ -110,13 +139,8 @@ SAMPLE = {
     ("qwen3-8b-verifier-bias-evaluation", "Abstract and section 8", "Rule-based GRPO training audit", "-",
      "trusted accuracy", "all"): (0.735, "规则GRPO将可信准确率从0.647提升至0.735"),
 }
-SEED_OF = {"pcs": "000_cc53a9cef5011c63.txt", "mthinker": "000_cc53a9cef5011c63.txt",
-           "adamame": "004_786c9c99d381df82.txt", "lcrl": "003_a48c0393b6638961.txt",
-           "verifier-bias": "001_bb3f89d5701a40cd.txt"}
-
-
 def _seed_of(name: str) -> str:
-    return next(seed for key, seed in SEED_OF.items() if key in name)
+    return paper_of(name).seed
 
 
 @pytest.mark.parametrize("cell", sorted(SAMPLE), ids=lambda c: f"{c[0]}:{c[2]}:{c[3]}:{c[4]}:{c[5]}")
@@ -219,7 +243,7 @@ TABLE_FILES = {"pcs": ["qwen3-8b-pcs-evaluation", "qwen3-8b-pcs-grpo", "qwen3-8b
 
 
 def seed_cells(kind: str) -> dict[tuple, str]:
-    return pcs_cells(seed_text(SEED_OF["pcs"])) if kind == "pcs" else adamame_cells(seed_text(SEED_OF["adamame"]))
+    return pcs_cells(seed_text(PCS.seed)) if kind == "pcs" else adamame_cells(seed_text(ADAMAME.seed))
 
 
 def cell_key(kind: str, row) -> tuple:
