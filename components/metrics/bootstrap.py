@@ -69,6 +69,7 @@ import numpy as np
 from components.metrics.intervals import excludes_zero as interval_excludes_zero
 from components.metrics.intervals import as_rate, corrected_correlation, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
+from components.metrics.problems import Problems
 
 Macro = Mapping[str, str] | None  # benchmark -> the row field naming its subsets; None: one stratum (pooled)
 
@@ -109,34 +110,27 @@ def stratum_of(row: Row, macro: Macro) -> tuple[Any, str]:
     return row.get("benchmark"), "" if field is None else str(row.get(field) or UNSPECIFIED)
 
 
-def _offsets(table: Sequence[Metric], problem: Sequence[Row]) -> list[slice]:
-    sizes = [len(metric.problem_stats(problem)) for metric in table]
-    starts = np.cumsum([0, *sizes])
-    return [slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
-
-
-def _layout(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], macro: Macro
+def _layout(groups: Sequence[Sequence[Sequence[Row] | Problems]], table: Sequence[Metric], macro: Macro
             ) -> tuple[list[np.ndarray], list[int], list[slice]]:
     """Per stratum an array ``(models, members, stats, clusters)`` of summed problem statistics,
-    the benchmark index of each stratum, and each metric's slice of the statistics axis."""
-    problems = [[by_problem(rows) for rows in members] for members in groups]
-    first = next(p for members in problems for member in members for p in member.values())
-    slices = _offsets(table, first)
+    the benchmark index of each stratum, and each metric's slice of the statistics axis. A member is
+    rows, or its problems already reduced under ``table`` (``components.metrics.problems``)."""
+    problems = [[member if isinstance(member, Problems) else Problems.of_rows(member, table) for member in members]
+                for members in groups]
+    slices = list(next(member.slices for members in problems for member in members if len(member)))
     clusters: dict[tuple[Any, str], dict[Any, int]] = {}
     for members in problems:
         for member in members:
-            for samples in member.values():
-                ids = clusters.setdefault(stratum_of(samples[0], macro), {})
-                ids.setdefault(samples[0]["id"], len(ids))
+            for item in member.items:
+                ids = clusters.setdefault(stratum_of(item.head, macro), {})
+                ids.setdefault(item.head["id"], len(ids))
     strata = list(clusters)
     arrays = [np.zeros((len(groups), len(groups[0]), slices[-1].stop, len(clusters[s]))) for s in strata]
     for m, members in enumerate(problems):
         for j, member in enumerate(members):
-            for samples in member.values():
-                stratum = stratum_of(samples[0], macro)
-                column = clusters[stratum][samples[0]["id"]]
-                stats = [value for metric in table for value in metric.problem_stats(samples)]
-                arrays[strata.index(stratum)][m, j, :, column] += stats
+            for item in member.items:
+                stratum = stratum_of(item.head, macro)
+                arrays[strata.index(stratum)][m, j, :, clusters[stratum][item.head["id"]]] += item.stats
     benchmarks = list(dict.fromkeys(s[0] for s in strata))
     return arrays, [benchmarks.index(s[0]) for s in strata], slices
 
@@ -239,11 +233,12 @@ def _point(arrays: list[np.ndarray], statistic: _Statistic) -> np.ndarray:
     return statistic([a.sum(axis=-1) for a in arrays])  # (metrics, models)
 
 
-def estimate(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], boot: Bootstrap,
+def estimate(groups: Sequence[Sequence[Sequence[Row] | Problems]], table: Sequence[Metric], boot: Bootstrap,
              *, macro: Macro = {}) -> list[list[Estimate]]:  # noqa: B006 - never mutated
     """Per model, per metric: the value over its members (languages, or one pooled member) with its
-    standard error, interval and n (independent units judged). ``groups[model][member]`` are rows."""
-    if not any(rows for members in groups for rows in members):
+    standard error, interval and n (independent units judged). ``groups[model][member]`` are rows, or their
+    problems reduced under ``table``."""
+    if not any(len(rows) for members in groups for rows in members):
         return [[Estimate(None, None, None, None, 0) for _ in table] for _ in groups]
     arrays, benchmark_of, slices = _layout(groups, table, macro)
     statistic = _Statistic(table, slices, benchmark_of)
