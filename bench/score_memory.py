@@ -6,9 +6,13 @@ repeated to about ``--completion-kb`` kilobytes, up to ``--megabytes`` in all. T
 command runs twice in child processes (``python -m cli score FILE --out OUT``): once on the
 first 52 rows (the baseline: imports, the lingua detector for the same languages, the
 verifier) and once on the whole file; each child's peak is its own ``ru_maxrss``
-(``os.wait4``). ``growth_mb`` is the second peak less the first: what the file's size costs.
+(``os.wait4``), and once more on the file's first tenth. ``growth_mb`` is the whole file's peak
+less the baseline's, also per largest row (``growth_per_largest_row``); ``tenth_to_file_mb`` is the
+whole file's peak less the tenth's, per megabyte of file between them (``tenth_to_file_per_mb``):
+what more file costs once a file is past the sizes where the fixed working sets fill up (a chunk
+of two million completion characters, the bootstrap's batch of a quarter of a million numbers).
 Scoring that holds its input grows with the file (a 200 MB file took 2.7 GB); scoring that
-streams it grows with the largest rows of a chunk and the scored rows, which carry no completion.
+streams it and writes each scored row out as it is judged keeps a few numbers per problem.
 The last line printed is one JSON object.
 
     python bench/score_memory.py [--megabytes 40] [--completion-kb 16] [--repo PATH] [--smoke]
@@ -76,20 +80,29 @@ def main() -> None:
     if args.smoke:
         args.megabytes, args.completion_kb = 1, 8
     with tempfile.TemporaryDirectory() as tmp:
-        big, small = Path(tmp) / "rows.jsonl", Path(tmp) / "baseline.jsonl"
+        big, small, tenth = Path(tmp) / "rows.jsonl", Path(tmp) / "baseline.jsonl", Path(tmp) / "tenth.jsonl"
         rows, largest = write_file(big, args.megabytes, args.completion_kb)
         with big.open(encoding="utf-8") as handle:
             small.write_text("".join(next(handle) for _ in range(BASELINE_ROWS)), encoding="utf-8")
-        file_mb = big.stat().st_size / 1e6
+        with big.open(encoding="utf-8") as handle:
+            tenth.write_text("".join(next(handle) for _ in range(max(BASELINE_ROWS, rows // 10))), encoding="utf-8")
+        file_mb, tenth_mb = big.stat().st_size / 1e6, tenth.stat().st_size / 1e6
         baseline = peak_mb(args.repo, small, Path(tmp) / "baseline.json")
+        at_tenth = baseline if rows // 10 <= BASELINE_ROWS else peak_mb(args.repo, tenth, Path(tmp) / "tenth.json")
         peak = peak_mb(args.repo, big, Path(tmp) / "out.json")
-    growth = peak - baseline
+    growth, later = peak - baseline, peak - at_tenth
+    per_row = growth * 1e6 / largest
     print(f"{rows} rows, {file_mb:.1f} MB, largest row {largest / 1e3:.1f} kB ({args.repo})")
-    print(f"peak resident memory: {baseline:.0f} MB on {BASELINE_ROWS} rows, {peak:.0f} MB on the file: "
-          f"+{growth:.0f} MB, {growth / file_mb:.2f} x the file")
-    print(json.dumps({"file_mb": round(file_mb, 1), "rows": rows, "largest_row_kb": round(largest / 1e3, 1),
-                      "baseline_peak_mb": round(baseline, 1), "peak_mb": round(peak, 1), "growth_mb": round(growth, 1),
-                      "growth_per_file_mb": round(growth / file_mb, 3)}))
+    print(f"peak resident memory: {baseline:.0f} MB on {BASELINE_ROWS} rows, {at_tenth:.0f} MB on the first tenth "
+          f"({tenth_mb:.1f} MB), {peak:.0f} MB on the file: +{growth:.0f} MB over {BASELINE_ROWS} rows "
+          f"({growth / file_mb:.2f} x the file, {per_row:.0f} x the largest row), {later:+.0f} MB from the tenth to "
+          f"the file ({later / max(file_mb - tenth_mb, 1e-9):+.3f} MB per MB)")
+    print(json.dumps({"baseline_peak_mb": round(baseline, 1), "peak_mb": round(peak, 1), "growth_mb": round(growth, 1),
+                      "growth_per_file_mb": round(growth / file_mb, 4), "growth_per_largest_row": round(per_row, 1),
+                      "tenth_to_file_per_mb": round(later / max(file_mb - tenth_mb, 1e-9), 4),
+                      "file_mb": round(file_mb, 1), "rows": rows, "largest_row_kb": round(largest / 1e3, 1),
+                      "tenth_mb": round(tenth_mb, 1), "tenth_peak_mb": round(at_tenth, 1),
+                      "tenth_to_file_mb": round(later, 1)}))
 
 
 if __name__ == "__main__":

@@ -86,15 +86,15 @@ def _input_file(path: Path) -> Path:
     return path
 
 
-def _report_rows(result: dict, path: Path, named: bool = False) -> None:
-    """Exit 2 when no row was valid; otherwise say how many rows were skipped (``named``: and which, on stderr, when
-    stdout holds the JSON alone)."""
+def _report_rows(result: dict, path: Path, named: bool = False, scored: int | None = None) -> None:
+    """Exit 2 when no row was valid (``scored``: the rows scored, when the result does not hold them); otherwise say
+    how many rows were skipped (``named``: and which, on stderr, when stdout holds the JSON alone)."""
     from components.scoring import bad_rows
     from cli.preflight import Refused
     from cli.terminal import error_lines
 
     bad, problems = bad_rows(result), len(result.get("errors", []))
-    if not result.get("rows"):
+    if not (scored if scored is not None else len(result.get("rows") or [])):
         first = result["errors"][0]["message"] if problems else "the file holds no row"
         raise Refused([f"{path}: no valid row ({bad} bad row(s)); first: {first}"])
     if bad:
@@ -119,6 +119,7 @@ def score(
     from components.metrics.aggregate import with_intervals
     from components.scoring import score_file
     from components.settings import ScoringSettings
+    from cli.score_output import RowSpool, emit_streamed
     from cli.terminal import score_text
 
     if lcpr_rule.startswith("lcb") and words is None:
@@ -128,9 +129,13 @@ def score(
                                words_path=None if words is None else str(words))
     if explain is not None:
         return _explain(_input_file(input), explain, settings, out, as_json)
-    result = with_intervals(score_file(_input_file(input), settings))
-    _report_rows(result, input, named=as_json)  # the table lists skipped rows itself
-    _emit(result, out, None if as_json else score_text(result))
+    spool = RowSpool()  # the scored rows wait on disk, not in memory, for the JSON (cli.score_output)
+    try:
+        result = with_intervals(score_file(_input_file(input), settings, rows_to=spool.write))
+        _report_rows(result, input, named=as_json, scored=spool.count)  # the table lists skipped rows itself
+        emit_streamed(result, spool, out, None if as_json else score_text(result))
+    finally:
+        spool.close()
 
 
 def _explain(path: Path, row_id: str, settings, out: Optional[Path], as_json: bool) -> None:

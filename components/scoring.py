@@ -48,9 +48,10 @@ from components.language import MemoDetector, get_detector, is_supported
 from components.metrics import aggregate
 from components.metrics.bootstrap import Bootstrap
 from components.metrics.lcpr import get_rule, load_english_words
+from components.metrics.problems import Problems, ProblemStream
 from components.metrics.slc import step_detector
 from components.metrics.sample import Rules, Sample
-from components.metrics.registry import QA_HEADLINE, kind_of_rows, row_fields
+from components.metrics.registry import QA_HEADLINE, beside_rules, kind_of_rows, macro_fields, metrics, row_fields
 from components.settings import ScoringSettings
 from components.scoring_input import iter_jsonl_rows, row_error as _error, rows_to_score, survey
 from components.verification import get_verifier
@@ -188,41 +189,59 @@ def score_rows(rows: Sequence[Any], settings: ScoringSettings = ScoringSettings(
     return _score_numbered(lambda: zip(lines, rows, repeat(None)), settings, source)
 
 
-def _score_numbered(numbered: Callable[[], Iterable[tuple[int, Any, Any]]], settings: ScoringSettings, source: str) -> dict[str, Any]:
+RowsSink = Callable[[list[dict[str, Any]]], None]
+
+
+def _score_numbered(numbered: Callable[[], Iterable[tuple[int, Any, Any]]], settings: ScoringSettings, source: str,
+                    rows_to: RowsSink | None = None) -> dict[str, Any]:
     """``score_rows`` over ``numbered()``, an iterable of ``(line, row, read error)`` made anew for each of two
-    passes (``components.scoring_input``): rows left out are named in ``errors``, completions are never all held."""
+    passes (``components.scoring_input``): rows left out are named in ``errors``, completions are never all held.
+    With ``rows_to`` each chunk's scored rows go there as they are judged and the result holds no ``rows``."""
     rules = _rules(settings)
     found = survey(numbered, lambda row, line: _check_row(row, SCORE_FIELDS, source, line), source)
     kind = kind_of_rows(({"benchmark": name} for name in found.benchmarks), SCHEMES)
     detector = get_detector(found.languages)
-    scored, errors = [], found.errors
+    scored: list[dict] = []
+    stream = None
     for chunk in rows_to_score(numbered(), found.excluded, _CHUNK):  # a memo per chunk keeps memory bounded
-        scored += _score_chunk(chunk, Rules(detector=MemoDetector(detector), kind=kind, **rules))
+        judged = _score_chunk(chunk, Rules(detector=MemoDetector(detector), kind=kind, **rules))
+        stream = stream or ProblemStream(metrics(settings.pass_k, beside_rules(judged), kind), found.samples,
+                                         keep=sorted(set(macro_fields(SCHEMES).values())))
+        for row in judged:
+            stream.add(row)
+        if rows_to is None:
+            scored += judged
+        else:
+            rows_to(judged)
+    problems = stream.problems() if stream is not None else []
     options = {"pass_k": settings.pass_k, "bootstrap": Bootstrap(settings.bootstrap_resamples, settings.bootstrap_seed),
                "schemes": SCHEMES}
-    per_lang = aggregate.per_language(scored, **options)
+    per_lang = aggregate.per_language(problems, **options)
     return {
-        "rows": scored,
+        **({"rows": scored} if rows_to is None else {}),
         "aggregate": per_lang,
-        "groups": aggregate.group_means(scored, settings.in_domain, **options),
-        "by_benchmark": _by_benchmark(scored, per_lang, options),
+        "groups": aggregate.group_means(problems, settings.in_domain, **options),
+        "by_benchmark": _by_benchmark(problems, per_lang, options),
         "notes": aggregate.notes(per_lang),
-        "errors": errors,
+        "errors": found.errors,
         "headline": QA_HEADLINE if kind == "qa" else settings.headline,
     }
 
 
-def _by_benchmark(scored: list[dict], per_lang: dict[str, dict], options: dict[str, Any]) -> dict[str, dict]:
-    benchmarks = {row["benchmark"] or "default" for row in scored}
+def _by_benchmark(problems: Problems | list, per_lang: dict[str, dict], options: dict[str, Any]) -> dict[str, dict]:
+    benchmarks = {item.head.get("benchmark") or "default" for item in getattr(problems, "items", ())}
     if len(benchmarks) == 1:  # the same numbers as per_lang; copied so the tables stay independent
         return {benchmarks.pop(): copy.deepcopy(per_lang)}
-    return aggregate.per_benchmark(scored, **options)
+    return aggregate.per_benchmark(problems, **options)
 
 
-def score_file(path: str | Path, settings: ScoringSettings = ScoringSettings()) -> dict[str, Any]:
+def score_file(path: str | Path, settings: ScoringSettings = ScoringSettings(), *,
+               rows_to: RowsSink | None = None) -> dict[str, Any]:
     """``score_rows`` over a JSONL file read twice, one line at a time; unparseable lines join ``errors`` with their
-    line number."""
-    return _score_numbered(lambda: iter_jsonl_rows(path), settings, str(path))
+    line number. ``rows_to``: a callable given each chunk of scored rows as it is judged, in file order (then the
+    result holds no ``rows`` and memory does not grow with the file: the aggregates keep a few numbers per
+    problem, ``components.metrics.problems``)."""
+    return _score_numbered(lambda: iter_jsonl_rows(path), settings, str(path), rows_to)
 
 
 def verify_rows(rows: Sequence[Any], verifier: str, *, source: str = "<rows>",

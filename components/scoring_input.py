@@ -5,7 +5,8 @@ every row and keeps a few fields of each (its line, identity, language, benchmar
 a second pass (``rows_to_score``) yields the rows that survived, in chunks the scorer
 takes (512 rows, or two million characters of completions, whichever comes first).
 Completions are never all in memory at once, so memory follows a chunk (or the largest
-row, when one row is larger) and the scored rows (without their completions), not the file.
+row, when one row is larger), not the file; the survey's own record is a few keys per row (the
+repeat check's identities, each problem's row count: ``Survey.samples``).
 
 What the first pass leaves out, each as an error naming file, line and field:
 
@@ -29,13 +30,14 @@ checks are ours.
 ["f.jsonl:2: field 'sample_index': repeats line 1 (the same benchmark, id, lang and sample_index): counted once,
   as line 1", "f.jsonl:3: field 'benchmark': missing while the file's other rows name theirs (m): left out rather
   than averaged as a benchmark of its own"]
->>> found.languages, found.benchmarks, sorted(found.excluded)
-({'en'}, {'m'}, [2, 3])
+>>> found.languages, found.benchmarks, sorted(found.excluded), dict(found.samples)
+({'en'}, {'m'}, [2, 3], {('m', 'en', '1'): 1})
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,12 +70,14 @@ def iter_jsonl_rows(path: str | Path) -> Iterator[Numbered]:
 
 @dataclass
 class Survey:
-    """What the first pass found: every problem, the lines left out, the languages and benchmarks of the rest."""
+    """What the first pass found: every problem, the lines left out, the languages and benchmarks of the rest, and
+    how many rows each problem ``(benchmark, lang, id)`` kept (so its statistics can be taken at its last row)."""
 
     errors: list[dict[str, Any]] = field(default_factory=list)
     excluded: set[int] = field(default_factory=set)
     languages: set[str] = field(default_factory=set)
     benchmarks: set[str] = field(default_factory=set)
+    samples: Counter[tuple[Any, str, str]] = field(default_factory=Counter)
 
 
 def survey(numbered: Callable[[], Iterable[Numbered]], check: Callable[[Any, int], list[dict[str, Any]]],
@@ -94,6 +98,7 @@ def survey(numbered: Callable[[], Iterable[Numbered]], check: Callable[[Any, int
             found.excluded.add(line)
             continue
         found.languages.add(row["lang"])
+        found.samples[row.get("benchmark"), row["lang"], str(row["id"])] += 1
         if row.get("benchmark") is None:
             unnamed.append(line)
         else:
@@ -104,6 +109,8 @@ def survey(numbered: Callable[[], Iterable[Numbered]], check: Callable[[Any, int
                                    f"({named}): left out rather than averaged as a benchmark of its own")
                          for line in unnamed]
         found.excluded.update(unnamed)
+        for problem in [problem for problem in found.samples if problem[0] is None]:
+            del found.samples[problem]
     found.errors.sort(key=lambda error: error["line"])
     return found
 

@@ -64,7 +64,7 @@ from typing import Any
 
 from components.metrics.bootstrap import Bootstrap, Estimate, Macro, estimate, stratum_of
 from components.metrics.intervals import as_rate, rate_interval
-from components.metrics.metric import Metric, by_problem
+from components.metrics.problems import Problems, joined
 from components.metrics.registry import Schemes, beside_rules, kind_of_rows, macro_fields, metric_for, metrics
 
 IN_DOMAIN_LANGUAGES: tuple[str, ...] = ("fr", "pt", "ja", "ko", "th")
@@ -89,52 +89,57 @@ def _values(names: Sequence[str], estimates: Sequence[Estimate]) -> dict[str, An
     return out
 
 
-def _short(rows: Sequence[Row], min_samples: int) -> int:
-    if min_samples <= 1:
-        return 0
-    return sum(len(samples) < min_samples for samples in by_problem(rows).values())
+Cell = Sequence[Row] | Problems  # a cell's rows, or its problems already reduced (``components.metrics.problems``)
 
 
-def _cell(members: Sequence[Sequence[Row]], table: Sequence[Metric], bootstrap: Bootstrap,
-          macro: Macro) -> dict[str, Any]:
-    rows = [row for member in members for row in member]
-    names = [metric.output_name(rows) for metric in table]
+def problems_of(cell: Cell, pass_k: Sequence[int], schemes: Schemes) -> Problems:
+    """A cell's problems: as given, or its rows reduced under the table of their kind and LCPR rules."""
+    if isinstance(cell, Problems):
+        return cell
+    return Problems.of_rows(cell, metrics(pass_k, beside_rules(cell), kind_of_rows(cell, schemes)))
+
+
+def _cell(members: Sequence[Problems], bootstrap: Bootstrap, macro: Macro) -> dict[str, Any]:
+    table = members[0].table
+    names = [joined(members).output_name(metric) for metric in table]
     return _values(names, estimate([members], table, bootstrap, macro=macro)[0])
 
 
-def summarize(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+def summarize(rows: Cell, *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
               schemes: Schemes = NO_SCHEMES) -> dict[str, Any]:
     """Every metric of the table over one cell of rows, under the benchmarks' macro rules (``schemes``:
-    benchmark -> its scheme; one it does not name is math, pooled)."""
-    if not rows:
+    benchmark -> its scheme; one it does not name is math, pooled). ``rows`` may be the cell's problems,
+    reduced under the table they are reported with."""
+    if not len(rows):
         return {"n_rows": 0, "n_problems": 0}
-    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows, schemes))
+    problems = problems_of(rows, pass_k, schemes)
     macro = macro_fields(schemes)
-    out = _cell([rows], table, bootstrap, macro)
-    shortfalls = {SHORT_PREFIX + metric.output_name(rows): short for metric in table
-                  if (short := _short(rows, metric.min_samples))}
-    out.update(n_rows=len(rows), n_problems=len(by_problem(rows)), **shortfalls)
-    benchmarks = {row.get("benchmark") for row in rows}
+    out = _cell([problems], bootstrap, macro)
+    shortfalls = {SHORT_PREFIX + problems.output_name(metric): short for metric in problems.table
+                  if (short := problems.short(metric.min_samples))}
+    out.update(n_rows=problems.n_rows, n_problems=len(problems), **shortfalls)
+    benchmarks = {item.head.get("benchmark") for item in problems.items}
     field = macro.get(next(iter(benchmarks)))
     if len(benchmarks) == 1 and field is not None:
-        subsets: dict[str, list[Row]] = defaultdict(list)
-        for row in rows:
-            subsets[stratum_of(row, macro)[1]].append(row)
+        subsets = problems.split(lambda head: stratum_of(head, macro)[1])
         out["macro_over"] = field
-        out["subsets"] = {subset: {**_cell([part], table, bootstrap, None), "n_rows": len(part),
-                                   "n_problems": len(by_problem(part))} for subset, part in sorted(subsets.items())}
-        out["pooled"] = _cell([rows], table, bootstrap, None)
+        out["subsets"] = {subset: {**_cell([part], bootstrap, None), "n_rows": part.n_rows,
+                                   "n_problems": len(part)} for subset, part in sorted(subsets.items())}
+        out["pooled"] = _cell([problems], bootstrap, None)
     return out
 
 
-def _by(rows: Iterable[Row], key: str, default: Any = None) -> dict[Any, list[Row]]:
+def _by(rows: Cell, key: str, default: Any = None) -> dict[Any, Cell]:
+    """A cell's rows (or problems) by one identity field."""
+    if isinstance(rows, Problems):
+        return rows.split(lambda head: head.get(key) or default)
     out: dict[Any, list[Row]] = defaultdict(list)
     for row in rows:
         out[row.get(key) or default].append(row)
     return out
 
 
-def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+def per_language(rows: Cell, *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
                  schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """``summarize`` per language plus ``"overall"`` (all rows, pooled over languages)."""
     by_lang = _by(rows, "lang")
@@ -144,7 +149,7 @@ def per_language(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap
     return out
 
 
-def per_benchmark(rows: Sequence[Row], *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
+def per_benchmark(rows: Cell, *, pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
                   schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """``per_language`` for each benchmark (rows without one go under ``"default"``)."""
     by_bench = _by(rows, "benchmark", "default")
@@ -173,15 +178,15 @@ def metric_names(cell: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def group_means(rows: Sequence[Row], in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES, *,
+def group_means(rows: Cell, in_domain: Sequence[str] = IN_DOMAIN_LANGUAGES, *,
                 pass_k: Sequence[int] = (1,), bootstrap: Bootstrap = Bootstrap(),
                 schemes: Schemes = NO_SCHEMES) -> dict[str, dict[str, Any]]:
     """Mean of the per-language values of each group, with the bootstrap error of that mean."""
-    by_lang = _by(rows, "lang")
-    table = metrics(pass_k, beside_rules(rows), kind_of_rows(rows, schemes))
+    problems = problems_of(rows, pass_k, schemes)
+    by_lang = problems.split(lambda head: head.get("lang"))
     out: dict[str, dict[str, Any]] = {}
     for name, members in language_groups(by_lang, in_domain).items():
-        out[name] = _cell([by_lang[lang] for lang in members], table, bootstrap, macro_fields(schemes))
+        out[name] = _cell([by_lang[lang] for lang in members], bootstrap, macro_fields(schemes))
         out[name].update(n_languages=len(members), languages=list(members))
     return out
 

@@ -41,10 +41,11 @@ square-and-add interval from the two Wilson intervals, with the correlation of t
 statistics over the paired resamples, continuity-corrected as Newcombe's paired method does
 (pairing removes the problem-difficulty variance the two models share); an unbounded metric gets the percentiles of the paired differences.
 
-``scipy.stats.bootstrap`` draws the resamples (one independent sample per stratum,
-vectorized over batches); what is written here is the layout of problems into strata and
-clusters, the statistic, and the NaN-aware summary of the distribution, which scipy's
-interval does not do.
+``scipy.stats.bootstrap`` draws the resamples (one independent sample of cluster indices per
+stratum, vectorized over batches of a fixed number of values, so memory does not grow with the
+input); what is written here is the layout of problems into strata and clusters, the weighting of
+their statistics by the draws, the statistic, and the NaN-aware summary of the distribution, which
+scipy's interval does not do.
 
 >>> rows = [{"lang": "fr", "id": str(i), "correct": c} for i, c in enumerate([True, False, False, False])]
 >>> from components.metrics.registry import metric_for
@@ -69,11 +70,12 @@ import numpy as np
 from components.metrics.intervals import excludes_zero as interval_excludes_zero
 from components.metrics.intervals import as_rate, corrected_correlation, effective_n, newcombe, rate_interval, wilson
 from components.metrics.metric import Metric, Row, as_number, by_problem
+from components.metrics.problems import Problems
 
 Macro = Mapping[str, str] | None  # benchmark -> the row field naming its subsets; None: one stratum (pooled)
 
 UNSPECIFIED = "unspecified"
-_BATCH_ELEMENTS = 4_000_000  # floats per resampled batch (~32 MB)
+_BATCH_ELEMENTS = 250_000  # numbers per resampled batch (~2 MB): drawn indices and sums
 
 
 @dataclass(frozen=True)
@@ -109,34 +111,27 @@ def stratum_of(row: Row, macro: Macro) -> tuple[Any, str]:
     return row.get("benchmark"), "" if field is None else str(row.get(field) or UNSPECIFIED)
 
 
-def _offsets(table: Sequence[Metric], problem: Sequence[Row]) -> list[slice]:
-    sizes = [len(metric.problem_stats(problem)) for metric in table]
-    starts = np.cumsum([0, *sizes])
-    return [slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
-
-
-def _layout(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], macro: Macro
+def _layout(groups: Sequence[Sequence[Sequence[Row] | Problems]], table: Sequence[Metric], macro: Macro
             ) -> tuple[list[np.ndarray], list[int], list[slice]]:
     """Per stratum an array ``(models, members, stats, clusters)`` of summed problem statistics,
-    the benchmark index of each stratum, and each metric's slice of the statistics axis."""
-    problems = [[by_problem(rows) for rows in members] for members in groups]
-    first = next(p for members in problems for member in members for p in member.values())
-    slices = _offsets(table, first)
+    the benchmark index of each stratum, and each metric's slice of the statistics axis. A member is
+    rows, or its problems already reduced under ``table`` (``components.metrics.problems``)."""
+    problems = [[member if isinstance(member, Problems) else Problems.of_rows(member, table) for member in members]
+                for members in groups]
+    slices = list(next(member.slices for members in problems for member in members if len(member)))
     clusters: dict[tuple[Any, str], dict[Any, int]] = {}
     for members in problems:
         for member in members:
-            for samples in member.values():
-                ids = clusters.setdefault(stratum_of(samples[0], macro), {})
-                ids.setdefault(samples[0]["id"], len(ids))
+            for item in member.items:
+                ids = clusters.setdefault(stratum_of(item.head, macro), {})
+                ids.setdefault(item.head["id"], len(ids))
     strata = list(clusters)
     arrays = [np.zeros((len(groups), len(groups[0]), slices[-1].stop, len(clusters[s]))) for s in strata]
     for m, members in enumerate(problems):
         for j, member in enumerate(members):
-            for samples in member.values():
-                stratum = stratum_of(samples[0], macro)
-                column = clusters[stratum][samples[0]["id"]]
-                stats = [value for metric in table for value in metric.problem_stats(samples)]
-                arrays[strata.index(stratum)][m, j, :, column] += stats
+            for item in member.items:
+                stratum = stratum_of(item.head, macro)
+                arrays[strata.index(stratum)][m, j, :, clusters[stratum][item.head["id"]]] += item.stats
     benchmarks = list(dict.fromkeys(s[0] for s in strata))
     return arrays, [benchmarks.index(s[0]) for s in strata], slices
 
@@ -171,28 +166,47 @@ class _Statistic:
         return _mean(cell, 2, self.skip)
 
 
+def _cluster_counts(drawn: np.ndarray, clusters: int) -> np.ndarray:
+    """How often each cluster is in each resample: ``(*batch, clusters)`` from drawn indices ``(*batch, clusters)``."""
+    batch = drawn.shape[:-1]
+    offsets = clusters * np.arange(int(np.prod(batch)), dtype=drawn.dtype).reshape(batch + (1,))
+    flat = np.bincount((drawn + offsets).ravel(), minlength=drawn.size)
+    return flat.reshape(drawn.shape).astype(float)
+
+
 def _distribution(arrays: list[np.ndarray], statistic: _Statistic, boot: Bootstrap) -> np.ndarray | None:
-    """The bootstrap distribution ``(metrics, models, resamples)``, or None with fewer than two clusters."""
+    """The bootstrap distribution ``(metrics, models, resamples)``, or None with fewer than two clusters.
+
+    scipy resamples each stratum's cluster *indices*, not the statistics: a resample's sums are the
+    statistics weighted by how often it drew each cluster (one matrix product), so no array of the
+    resampled statistics ``(models, members, stats, batch, clusters)`` is ever built. A batch holds
+    about ``_BATCH_ELEMENTS`` numbers (the drawn indices and each resample's sums), whatever the size
+    of the input; scipy keeps one batch's draws while it makes the next."""
     from scipy.stats import DegenerateDataWarning, bootstrap
 
     drawn = [i for i, a in enumerate(arrays) if a.shape[-1] >= 2]
     if not drawn:
         return None
     fixed = {i: a.sum(axis=-1)[..., None] for i, a in enumerate(arrays) if i not in drawn}
+    flat = {i: arrays[i].reshape(-1, arrays[i].shape[-1]) for i in drawn}  # (models * members * stats, clusters)
 
-    def resampled(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
-        sums = dict(zip(drawn, (s.sum(axis=axis) for s in samples), strict=True))
+    def resampled(*indices: np.ndarray, axis: int = -1) -> np.ndarray:
+        sums = {}
+        for i, chosen in zip(drawn, indices, strict=True):
+            counts = _cluster_counts(np.moveaxis(chosen, axis, -1), arrays[i].shape[-1])  # (*batch, clusters)
+            sums[i] = np.tensordot(flat[i], counts, axes=([1], [-1])).reshape(arrays[i].shape[:3] + counts.shape[:-1])
         batch = next(iter(sums.values())).shape[3:]
         totals = [sums[i] if i in sums else np.broadcast_to(fixed[i], fixed[i].shape[:3] + batch)
                   for i in range(len(arrays))]
         return statistic(totals)
 
-    size = sum(a.size for a in arrays)
+    per_resample = sum(2 * arrays[i].shape[-1] + arrays[i].size // arrays[i].shape[-1] for i in drawn)
     with warnings.catch_warnings():  # scipy warns of NaN in its own interval; ours leaves NaN resamples out
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        result = bootstrap([arrays[i] for i in drawn], resampled, n_resamples=boot.resamples, axis=-1,
-                           vectorized=True, paired=False, method="percentile", confidence_level=boot.confidence,
-                           batch=max(1, min(boot.resamples, _BATCH_ELEMENTS // max(size, 1))), rng=boot.seed)
+        result = bootstrap([np.arange(arrays[i].shape[-1]) for i in drawn], resampled, n_resamples=boot.resamples,
+                           axis=-1, vectorized=True, paired=False, method="percentile",
+                           confidence_level=boot.confidence, rng=boot.seed,
+                           batch=max(1, min(boot.resamples, _BATCH_ELEMENTS // per_resample)))
     return result.bootstrap_distribution
 
 
@@ -239,11 +253,12 @@ def _point(arrays: list[np.ndarray], statistic: _Statistic) -> np.ndarray:
     return statistic([a.sum(axis=-1) for a in arrays])  # (metrics, models)
 
 
-def estimate(groups: Sequence[Sequence[Sequence[Row]]], table: Sequence[Metric], boot: Bootstrap,
+def estimate(groups: Sequence[Sequence[Sequence[Row] | Problems]], table: Sequence[Metric], boot: Bootstrap,
              *, macro: Macro = {}) -> list[list[Estimate]]:  # noqa: B006 - never mutated
     """Per model, per metric: the value over its members (languages, or one pooled member) with its
-    standard error, interval and n (independent units judged). ``groups[model][member]`` are rows."""
-    if not any(rows for members in groups for rows in members):
+    standard error, interval and n (independent units judged). ``groups[model][member]`` are rows, or their
+    problems reduced under ``table``."""
+    if not any(len(rows) for members in groups for rows in members):
         return [[Estimate(None, None, None, None, 0) for _ in table] for _ in groups]
     arrays, benchmark_of, slices = _layout(groups, table, macro)
     statistic = _Statistic(table, slices, benchmark_of)

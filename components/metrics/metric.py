@@ -50,10 +50,12 @@ Problem = tuple[Any, Any, Any]
 
 @dataclass(frozen=True)
 class RowField:
-    """One field of a scored row and the sample-level scorer that fills it."""
+    """One field of a scored row and the sample-level scorer that fills it; ``evidence``: written for a reader
+    beside the statistics (a failing trace's lines), never read by them."""
 
     name: str
     score: Callable[["Sample"], Any]
+    evidence: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ class Metric:
     ``min_samples``: samples every problem needs (pass@k), else the value is ``None`` and the
     short problems are counted; ``skip_none``: a mean over subsets or languages leaves out
     parts where the value is ``None`` (not applicable there); when False such a mean is
-    ``None`` (the value is missing). ``label`` names the output from the rows when the name
-    depends on them (avg@k); ``pattern`` (a regular expression) recognises those names.
+    ``None`` (the value is missing). ``label`` names the output from the problems' sample counts
+    when the name depends on them (avg@k); ``pattern`` (a regular expression) recognises those names.
     ``bounded``: every value lies in [0, 1] (a rate, a share), so its interval is Wilson's score
     interval and a difference's Newcombe's (``components.metrics.intervals``); an unbounded one
     (a count, TTC, which is not capped at 1) keeps the bootstrap's percentiles.
@@ -83,7 +85,7 @@ class Metric:
     n_stat: int = 1
     min_samples: int = 0
     skip_none: bool = True
-    label: Callable[[Sequence[Row]], str] | None = None
+    label: Callable[[Sequence[int]], str] | None = None
     pattern: str | None = None
     kind: str = "math"
     bounded: bool = True
@@ -93,7 +95,7 @@ class Metric:
         return tuple(f.name for f in self.fields)
 
     def output_name(self, rows: Sequence[Row]) -> str:
-        return self.name if self.label is None else self.label(rows)
+        return self.name if self.label is None else self.label([len(s) for s in by_problem(rows).values()])
 
     def totals(self, rows: Sequence[Row]) -> np.ndarray:
         """The statistics summed over the problems of ``rows``."""

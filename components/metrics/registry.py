@@ -75,7 +75,7 @@ import numpy as np
 
 from components.metrics.accuracy import avg_at_key, pass_at_k, pass_at_key
 from components.metrics.lcpr import RULES as LCPR_RULES
-from components.metrics.metric import Metric, Row, RowField, by_problem, problem_mean, ratio, row_mean
+from components.metrics.metric import Metric, Row, RowField, problem_mean, ratio, row_mean
 from components.metrics.qa_registry import QA_METRICS
 from components.metrics.slc import slc_and_acc
 from components.metrics.ttc import ttc_chars, ttc_tokens
@@ -107,7 +107,7 @@ def _ttc(sample: Any) -> float | None:
 CORRECT = RowField("correct", lambda s: s.verdict["correct"])
 FALLBACK = RowField("fallback", lambda s: s.verdict["fallback"])
 LINE_PASS = RowField("line_pass", lambda s: s.line_pass())
-FAILED_LINES = RowField("failed_lines", lambda s: s.failed_lines())  # the evidence beside a failing line level
+FAILED_LINES = RowField("failed_lines", lambda s: s.failed_lines(), evidence=True)  # beside a failing line level
 WORD_PASS = RowField("word_pass", lambda s: s.word_pass())
 SLC = RowField("slc", lambda s: s.slc)
 SLC_AND_ACC = RowField("slc_and_acc", lambda s: slc_and_acc(s.verdict["correct"], s.slc, s.rules.slc_threshold))
@@ -155,8 +155,8 @@ def pass_metric(k: int) -> Metric:
     return problem_mean(pass_at_key(k), CORRECT, _pass_at(k), min_samples=k, skip_none=False, n_stat=1)
 
 
-def _avg_name(rows: Sequence[Row]) -> str:
-    counts = {len(s) for s in by_problem(rows).values()}
+def _avg_name(samples_per_problem: Sequence[int]) -> str:
+    counts = set(samples_per_problem)
     return avg_at_key(counts.pop()) if len(counts) == 1 else "avg_at_n"
 
 

@@ -47,7 +47,8 @@ SMOKE = {
     "reward_scale.py": (["--smoke"], {"pcs_16k_ms", "softlc_16k_ms", "adamame_16k_ms", "thread_scaling"}, None),
     "score.py": (["--smoke"], {"rows_per_s", "detector_build_s", "long_rows_per_s", "long_trace_chars"},
                  lambda out: out["long_trace_chars"] >= 7500),
-    "score_memory.py": (["--smoke"], {"file_mb", "peak_mb", "baseline_peak_mb", "growth_mb", "growth_per_file_mb"}, None),
+    "score_memory.py": (["--smoke"], {"file_mb", "peak_mb", "baseline_peak_mb", "growth_mb", "growth_per_file_mb",
+                                       "growth_per_largest_row", "tenth_peak_mb", "tenth_to_file_per_mb"}, None),
 }
 # benches whose smoke run reads the full benchmark copies beside the repository (``bench/locations.py``): skipped,
 # saying so, where those are absent (a clone on its own); CI has them

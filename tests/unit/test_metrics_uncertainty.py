@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, bootstrap
 
 from components.metrics.aggregate import group_means, summarize
 from components.metrics.bootstrap import Bootstrap, estimate, paired_difference
@@ -154,6 +155,22 @@ def test_the_seed_decides_the_draws():
     assert one(rows, "accuracy") == again
     other = estimate([[rows]], [metric_for("accuracy")], Bootstrap(resamples=20000, seed=1))[0][0]
     assert other.stderr != again.stderr and other.stderr == pytest.approx(again.stderr, abs=0.01)
+
+
+@pytest.mark.parametrize("batch_elements", [None, 1])   # the default batch (all resamples at once), or one each
+def test_weighting_by_drawn_clusters_is_resampling_the_problems(monkeypatch, batch_elements):
+    # Oracle: scipy's own paired bootstrap of the per-problem (correct, samples) columns, the ratio of their
+    # sums recomputed on each resample; the same seed and batch draw the same problem indices.
+    samples = [[i % 3 == 0] * (1 + i % 4) + [i % 5 == 0] for i in range(31)]
+    rows = rows_of("fr", {str(i): s for i, s in enumerate(samples)})
+    if batch_elements:
+        monkeypatch.setattr("components.metrics.bootstrap._BATCH_ELEMENTS", batch_elements)
+    boot = Bootstrap(resamples=400, seed=3)
+    found = estimate([[rows]], [metric_for("accuracy")], boot)[0][0]
+    correct, counts = np.array([sum(s) for s in samples]), np.array([len(s) for s in samples])
+    oracle = bootstrap((correct, counts), lambda c, n, axis: c.sum(axis=axis) / n.sum(axis=axis), paired=True,
+                       vectorized=True, n_resamples=400, batch=1 if batch_elements else 400, rng=3)
+    assert found.stderr == pytest.approx(np.std(oracle.bootstrap_distribution, ddof=1), abs=1e-12)
 
 
 def paired_newcombe_by_hand(first: list[bool], second: list[bool]) -> tuple[float, float]:
