@@ -119,7 +119,7 @@ def resolved_import(node: ast.Import | ast.ImportFrom, alias: ast.alias, module:
     return target if target in known else None
 
 
-def _with_packages(target: str, known: set[str]) -> set[str]:
+def with_packages(target: str, known: set[str]) -> set[str]:
     """``a.b.c`` and the packages whose ``__init__`` importing it runs (``a``, ``a.b``), where they are known."""
     parts = target.split(".")
     return {".".join(parts[:end]) for end in range(1, len(parts) + 1)} & known
@@ -140,7 +140,7 @@ def imports_of(source: str, name: str, is_package: bool, known: set[str], packag
         elif names and isinstance(node, ast.Constant) and isinstance(node.value, str):
             found |= named_modules(node.value, known, entry_points)
     if package_inits:
-        found = set().union(found, *(_with_packages(target, known) for target in found))
+        found = set().union(found, *(with_packages(target, known) for target in found))
     return found - {name}
 
 

@@ -43,7 +43,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runtime.cache.file_inputs import package_data
-from runtime.cache.import_graph import PACKAGES, REPO, file_stamp, graph_of, modules_of, reachable, resolved_import
+from runtime.cache.import_graph import (
+    PACKAGES, REPO, file_stamp, graph_of, modules_of, reachable, resolved_import, with_packages,
+)
 
 STAGE_LIBRARIES: dict[str, tuple[str, ...]] = {  # stage -> distributions whose behaviour decides its output
     "benchmarks": ("datasets", "pyarrow", "pandas"),
@@ -183,7 +185,8 @@ def reachable_modules(starts: set[str] | frozenset[str], paths: dict[str, Path])
     """``starts`` and every project module they reach (package ``__init__``s and ``python -m`` entry points
     included)."""
     graph = graph_of(paths, package_inits=True, entry_points=True)
-    return reachable(graph, set(starts))
+    known = set(paths)  # importing a start runs its packages' ``__init__`` too
+    return reachable(graph, set().union(set(starts), *(with_packages(start, known) for start in starts)))
 
 
 def file_hash(path: Path) -> str:
