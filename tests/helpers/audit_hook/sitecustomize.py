@@ -8,7 +8,8 @@ the interpreter imports this file at start-up (``site``'s ``sitecustomize`` hook
   name to the processes a task starts (a trainer launched by accelerate);
 * a global trace function (``sys.settrace``/``threading.settrace``, call events
   only, no line tracing) sees every function of the project that runs, so a
-  module imported earlier by another task still counts for each task that runs it.
+  module imported earlier by another task still counts for each task that runs it
+  (in the audited process only: a child's project code is what it imported, see ``_dump``).
 
 Each event is attributed to the Prefect task run current in its thread (Prefect's
 ``TaskRunContext``, a context variable), or in a child process to the task named
@@ -115,6 +116,9 @@ if LOG and REPO and (MAIN or os.environ.get("POLYREASON_AUDIT_TASK")):
     def _dump():
         sys.settrace(None)
         threading.settrace(None)
+        main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+        if _CHILD_TASK and main_file and os.path.abspath(main_file).startswith(_PREFIXES):
+            _record("ran", os.path.abspath(main_file))  # ``-m package``'s entry runs without an import event
         _state.busy = True
         ingredients = {}
         if _params:
@@ -128,6 +132,10 @@ if LOG and REPO and (MAIN or os.environ.get("POLYREASON_AUDIT_TASK")):
             json.dump({"runs": out, "error": ingredients.get("error")}, handle)
 
     sys.addaudithook(_hook)
-    sys.settrace(_tracer)
-    threading.settrace(_tracer)
+    if not _CHILD_TASK:
+        # A child a task started is a fresh interpreter whose every event belongs to that task, so each project
+        # module whose code runs in it was loaded in it (an ``import`` event, recorded) but its ``-m`` entry
+        # (recorded at exit): the tracer, which doubles a trainer's Python time, would add nothing there
+        sys.settrace(_tracer)
+        threading.settrace(_tracer)
     atexit.register(_dump)
