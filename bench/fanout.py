@@ -1,6 +1,6 @@
-"""Fanned-out evaluations against one after another: three tiny from-config models, wall time of each way.
+"""Fanned-out evaluations against one after another: tiny from-config models (3 by default), each way timed.
 
-Each way evaluates the same three models (different random weights) on MGSM
+Each way evaluates the same models (different random weights) on MGSM
 en/fr/ja in a fresh project: sequentially (each model's evaluation generating in
 this process, as the recipe does without fan-out), then fanned out
 (``execution.runner: threads``, ``--workers`` tasks at once, each model's
@@ -13,9 +13,9 @@ little gain is expected; on a node with a GPU per task the generation times
 divide by the number of tasks.
 
 Last line: {"sequential_s": ..., "fanned_out_s": ..., "ratio": ..., "identical": ...}. ``--smoke`` (CI):
-one problem per language, 4 new tokens.
+one problem per language, 4 new tokens, two models.
 
-    python bench/fanout.py [--prompts-per-language 8] [--max-new-tokens 32] [--workers 2] [--smoke]
+    python bench/fanout.py [--prompts-per-language 8] [--max-new-tokens 32] [--workers 2] [--models 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from locations import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-SMOKE = {"prompts_per_language": 1, "max_new_tokens": 4}
+SMOKE = {"prompts_per_language": 1, "max_new_tokens": 4, "models": 2}  # two models still fan out on two workers
 
 
 def profile_dict(project: Path, data: str, args, execution: dict) -> dict:
@@ -49,7 +49,7 @@ def profile_dict(project: Path, data: str, args, execution: dict) -> dict:
     }
 
 
-def evaluate_three(project: Path, models: list[Path], args, execution: dict) -> float:
+def evaluate_models(project: Path, models: list[Path], args, execution: dict) -> float:
     """Wall seconds to evaluate ``models`` in ``project`` (fanned out when ``execution`` says so)."""
     from components.config import load_profile_dict
     from flows.evaluation import evaluation_flow
@@ -78,6 +78,7 @@ def main() -> None:
     parser.add_argument("--prompts-per-language", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--models", type=int, default=3, help="tiny models evaluated each way")
     parser.add_argument("--shared-data", default=str(shared_data()))
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds of work (CI)")
     args = parser.parse_args()
@@ -95,7 +96,7 @@ def main() -> None:
     from runtime import tracking
     from tests.helpers.tiny_model import build_tiny_model
 
-    models = [build_tiny_model(work / f"model-{seed}", seed=seed) for seed in range(3)]
+    models = [build_tiny_model(work / f"model-{seed}", seed=seed) for seed in range(args.models)]
 
     @flow
     def warm_up() -> int:
@@ -104,14 +105,15 @@ def main() -> None:
     warm_up()
     store = TrackingSettings(tracking_uri=f"sqlite:///{work / 'mlruns' / 'mlflow.db'}")
     tracking.finish_run(tracking.open_run(store, work, "warm-up"))
-    sequential = evaluate_three(work / "sequential", models, args, {})
-    fanned = evaluate_three(work / "fanned-out", models, args, {"runner": "threads", "workers": args.workers,
+    sequential = evaluate_models(work / "sequential", models, args, {})
+    fanned = evaluate_models(work / "fanned-out", models, args, {"runner": "threads", "workers": args.workers,
                                                                 "cpu_threads": max(1, 2 // args.workers)})
     identical = generations(work / "sequential") == generations(work / "fanned-out")
-    print(f"three evaluations one after another: {sequential:.1f} s; fanned out on {args.workers} workers: "
+    print(f"{args.models} evaluations one after another: {sequential:.1f} s; fanned out on {args.workers} workers: "
           f"{fanned:.1f} s; generations identical: {identical}")
     print(json.dumps({"sequential_s": round(sequential, 2), "fanned_out_s": round(fanned, 2),
-                      "ratio": round(fanned / sequential, 3), "identical": identical, "workers": args.workers}))
+                      "ratio": round(fanned / sequential, 3), "identical": identical, "workers": args.workers,
+                      "models": args.models}))
 
 
 if __name__ == "__main__":
