@@ -17,7 +17,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import Profile, ProfileError
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -73,7 +72,7 @@ def audit_flow(profile: Profile, evaluation: EvaluationOutputs | None = None,
     profile, project = prepared(profile)
     settings = require(profile, "audit")
     with tracking.stage_run(profile.tracking, project, subject("audit", profile.name), stage="audit",
-                            params=flatten(settings, "audit."), parent=parent) as run:
+                            settings_of={"audit.": settings}, parent=parent) as run:
         generations = audited_generations(profile, evaluation, project)
         table = stress_table_ref(settings.stress_table)
         stress = stress_task(table, [settings.reference, *settings.proxies], settings.stress_languages,

@@ -20,7 +20,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import Profile
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -64,7 +63,7 @@ def data_flow(profile: Profile, parent: RunRef | None = None) -> DataOutputs:
     profile, project = prepared(profile)
     data = require(profile, "data")
     with tracking.stage_run(profile.tracking, project, subject("data", profile.name), stage="data",
-                            params=flatten(data, "data."), parent=parent) as run:
+                            settings_of={"data.": data}, parent=parent) as run:
         build = written_sft_set if data.traces.from_file else generated_sft_set
         report, states = build(profile, run, project)
         sft_set = states[-1].result()

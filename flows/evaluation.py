@@ -25,7 +25,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import BenchmarkSettings, EvaluationSettings, Profile
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -112,7 +111,8 @@ def evaluation_flow(profile: Profile, model: ModelRef | None = None, parent: Run
     evaluated = section.model_copy(update={"model": model.model})  # the params name the weights it evaluated
     with tracking.stage_run(profile.tracking, project, title or subject("evaluation", profile.name, model.tag),
                             stage="evaluation",
-                            params={**flatten(evaluated, "evaluation."), "evaluation.model_tag": model.tag,
+                            settings_of={"evaluation.": evaluated},
+                            params={"evaluation.model_tag": model.tag,
                                     **({"evaluation.registered": model.registered} if model.registered else {})},
                             tags=tags, parent=parent) as run:
         model_id = evaluated_model_task(run, model, logged_model)

@@ -22,7 +22,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import GRPOStageSettings, Profile
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -75,7 +74,7 @@ def grpo_flow(profile: Profile, rl: RLOutputs | None = None, sft: SFTOutputs | N
     policy = resolve_model_task(section.model, project, "policy")
     base = sft.base if sft else resolve_model_task(section.model.model_copy(update={"adapter": None}), project)
     with tracking.stage_run(profile.tracking, project, subject("grpo", profile.name), stage="grpo",
-                            params=flatten(section, "grpo."), parent=parent) as run:
+                            settings_of={"grpo.": section}, parent=parent) as run:
         inputs = grpo_inputs_task(section, policy, section.dataset)
         audit = None
         if section.audit.enabled:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from prefect import flow
 
-from components.config import flatten
 from components.settings import Profile
 from flows.recipe import recipe_flow
 from runtime import tracking
@@ -46,8 +45,9 @@ def pilot_flow(profile: Profile, sizes: dict[str, int | float] | None = None, gp
     min_share = profile.data.traces.early_stop.min_share if profile.data else 0.5
     report = measure_task(outputs, tracking.tracking_uri(profile.tracking, project), budget, full_plan, pilot_plan,
                           data_facts(profile, full_plan), min_share, refused, reward_ranges(profile))
-    params = {**flatten(profile), "pilot.overrides": " ".join(budget.overrides)}
+    params = {"pilot.overrides": " ".join(budget.overrides)}
     with tracking.stage_run(profile.tracking, project, subject("pilot", profile.name), stage="pilot", params=params,
+                            settings_of={"": profile},
                             tags={PILOT_TAG: profile.name}) as run:
         log_pilot_task(run, report, outputs.run_id if outputs else None)
     publish_markdown(f"pilot-{profile.name}", markdown(report),

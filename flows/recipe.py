@@ -24,7 +24,6 @@ from __future__ import annotations
 from prefect import flow
 from prefect.runtime import flow_run
 
-from components.config import flatten
 from components.settings import Profile
 from flows.audit import audit_flow
 from flows.data import data_flow
@@ -53,7 +52,7 @@ def recipe_flow(profile: Profile, stages: list[str] | None = None) -> RecipeOutp
     profile, project = prepared(profile)
     plan = RecipePlan.of(profile, stages, tracking.tracking_uri(profile.tracking, project))
     with tracking.stage_run(profile.tracking, project, subject("recipe", profile.name), stage="recipe",
-                            params=flatten(profile), tags=plan.tags) as parent:
+                            settings_of={"": profile}, tags=plan.tags) as parent:
         log_profile_task(parent, profile)
         log_plan_task(parent, profile, list(plan.stages))
         link_pilot_task(parent, profile.name)  # the newest pilot of this profile, when one ran

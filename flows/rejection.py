@@ -17,7 +17,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import Profile
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -35,7 +34,7 @@ def rejection_flow(profile: Profile, data: DataOutputs, policy: ModelRef, parent
     profile, project = prepared(profile)
     section, rejection = require(profile, "data"), require(profile, "data.rejection")
     with tracking.stage_run(profile.tracking, project, subject("rejection", profile.name), stage="rejection",
-                            params=flatten(rejection, "data.rejection."), parent=parent,
+                            settings_of={"data.rejection.": rejection}, parent=parent,
                             tags={"polyreason.policy": policy.tag}) as run:
         state = rl_set_task(rejection, section.traces.verifier, section.languages, data.sft_set, policy, project,
                             return_state=True)

@@ -14,7 +14,6 @@ from prefect import flow
 # settings their registries before Prefect validates the profile parameter (flows/__init__.py)
 import flows  # noqa: F401
 
-from components.config import flatten
 from components.settings import Profile
 from runtime.flow_runs.names import stage_run_name, subject
 from runtime import tracking
@@ -34,7 +33,7 @@ def sft_flow(profile: Profile, data: DataOutputs, parent: RunRef | None = None) 
     sft = require(profile, "sft")
     base = resolve_model_task(sft.model, project, "base")
     with tracking.stage_run(profile.tracking, project, subject("sft", profile.name), stage="sft",
-                            params=flatten(sft, "sft."), parent=parent) as run:
+                            settings_of={"sft.": sft}, parent=parent) as run:
         state = sft_task(sft, base, data.sft_set, project, return_state=True)
         trained = state.result()
         source = produced_by(trained.run.path) if was_cached(state) else None  # a hit links the source's models

@@ -152,8 +152,15 @@ def open_run(
     params: Mapping[str, Any] | None = None,
     tags: Mapping[str, str] | None = None,
     parent: RunRef | None = None,
+    settings_of: Mapping[str, Any] | None = None,
 ) -> RunRef:
-    """Create a run (never the fluent active run), nested under ``parent`` when given, and log flattened params."""
+    """Create a run (never the fluent active run), nested under ``parent`` when given.
+
+    ``settings_of`` (dotted prefix -> settings section) are the run's settings: those that differ from their
+    defaults become params and every one is in its ``settings.json`` (``runtime.tracking.run_settings``); ``params`` are
+    logged as given, flattened."""
+    from runtime.tracking.run_settings import SETTINGS_FILE, every_setting, run_params
+
     uri = tracking_uri(settings, project_dir)
     experiment_id = ensure_experiment(uri, settings.experiment, artifact_root(settings, project_dir))
     tags = {**redact_credentials(dict(tags or {})), OWNER_TAG: owner_token()}
@@ -164,8 +171,13 @@ def open_run(
     ref = RunRef(uri, run.info.run_id, experiment_id)
     mlflow_client.update_run(ref.run_id, name=redact_credentials(run_title(run_name, settings.run_label, ref.run_id)))
     _OPEN[ref.run_id] = ref
-    settings_params = {k: v for k, v in flatten(dict(params or {})).items() if not k.startswith("tracking.overrides")}
-    log_params(ref, {**settings_params, **override_params(settings)})  # the overrides once, each its own param
+    sections = dict(settings_of or {})
+    given = {**run_params(sections), **flatten(dict(params or {}))}
+    log_params(ref, {**{k: v for k, v in given.items() if not k.startswith("tracking.overrides")},
+                     **override_params(settings)})  # the overrides once, each its own param
+    if sections:
+        log_dict(ref, {key: redact_credentials(value) if isinstance(value, str) else value
+                       for key, value in every_setting(sections).items() if not is_secret_key(key)}, SETTINGS_FILE)
     return ref
 
 
@@ -341,7 +353,7 @@ def interrupted(error: BaseException) -> bool:
 @contextmanager
 def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str, *, stage: str,
               params: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None,
-              parent: RunRef | None = None) -> Iterator[RunRef]:
+              parent: RunRef | None = None, settings_of: Mapping[str, Any] | None = None) -> Iterator[RunRef]:
     """A run for one stage (a child of ``parent``): FINISHED when the block ends, FAILED or KILLED when it raises.
 
     The runs of stages that train or generate log the machine's system metrics meanwhile (``runtime.tracking.system_metrics``).
@@ -352,7 +364,7 @@ def stage_run(settings: TrackingSettings, project_dir: str | Path, run_name: str
 
     where = {"polyreason.deployment": deployment_name()} if deployment_name() else {}
     provenance = provenance_tags() if parent is None else {}  # a top-level run says which code and libraries ran
-    run = open_run(settings, project_dir, run_name, params=params, parent=parent,
+    run = open_run(settings, project_dir, run_name, params=params, parent=parent, settings_of=settings_of,
                    tags={"polyreason.stage": stage, **where, **provenance, **flow_run_tags(), **(tags or {})})
     label = stage_label(run_name, stage)
     announce(f"{label}: started (MLflow run {run.run_id[:8]})")  # the Prefect page names the running stage

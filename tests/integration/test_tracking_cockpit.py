@@ -65,7 +65,8 @@ def test_training_runs_alone_log_system_metrics_at_the_set_interval(tmp_path):
     assert not [k for k in client.get_run(evaluation.run_id).data.metrics if k.startswith("system/")]  # no training
 
 
-def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
+def test_changed_settings_and_each_override_are_params_and_every_setting_is_in_settings_json(tmp_path):
+    import json
     from pathlib import Path
 
     from components.config import flatten, load_profile
@@ -73,13 +74,18 @@ def test_every_setting_and_each_override_are_params_of_their_own(tmp_path):
     demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
     profile = load_profile(demo, ["evaluation.benchmarks.0.limit=8", "grpo.sampling.max_new_tokens=48"])
     run = tracking.open_run(profile.tracking.model_copy(update={"experiment": "params"}), tmp_path, "demo-recipe",
-                            params=flatten(profile))
-    params = tracking.client(run.tracking_uri).get_run(run.run_id).data.params
+                            settings_of={"": profile})
+    client = tracking.client(run.tracking_uri)
+    params = client.get_run(run.run_id).data.params
     assert params["override.evaluation.benchmarks.0.limit"] == "8"
     assert params["override.grpo.sampling.max_new_tokens"] == params["grpo.sampling.max_new_tokens"] == "48"
-    lengths = {key for key in flatten(profile) if key.endswith("max_new_tokens") and not key.startswith("tracking.")}
-    assert len(lengths) >= 3 and lengths <= set(params)  # every generation length of the demo
+    assert params["name"] == "cpu-demo" and params["grpo.learning_rate"] == "0.0005"  # the demo's own choices
+    assert "sft.resume" not in params and "grpo.lora.r" not in params  # left at their defaults (True, 8)
+    assert profile.sft.resume is True and profile.grpo.lora.r == 8
     assert not [key for key in params if key.startswith("tracking.overrides")]  # each override once
+    every = json.loads(Path(client.download_artifacts(run.run_id, "settings.json", str(tmp_path))).read_text())
+    assert every == {key: value for key, value in flatten(profile).items()}  # every setting, defaults too
+    assert len(params) < len(every) / 4, (len(params), len(every))  # the runs table's columns: a few dozen
 
 
 def test_a_cache_hit_links_the_source_runs_logged_models_and_copies_nothing(tmp_path):
