@@ -19,7 +19,7 @@ from runtime import tracking
 from runtime.outputs import EvaluationOutputs, RecipeOutputs
 from runtime.tracking import RunRef
 
-REWARD = "grpo/train/reward"
+REWARD = "grpo/reward"
 TRAINING_MEANS = {"kl": "grpo/train/kl", "clip_ratio": "grpo/clip_ratio/region_mean"}
 
 

@@ -24,7 +24,7 @@ from components.rewards.spec import RewardRange
 
 __all__ = ["TOTAL", "RewardRange", "ranges_by_key", "reward_parts", "reward_range", "total_range"]
 
-TOTAL = "train/reward"  # trl's weighted sum, as the pilot names it (``grpo/`` removed)
+TOTAL = "reward"  # trl's weighted sum, as the pilot names it (``grpo/`` removed)
 
 
 def reward_range(name: str, params: Mapping[str, Any] | None = None) -> RewardRange:
@@ -53,11 +53,11 @@ def total_range(rewards: Sequence[tuple[str, float, Mapping[str, Any]]]) -> Rewa
 
 
 def ranges_by_key(rewards: Sequence[tuple[str, float, Mapping[str, Any]]]) -> dict[str, RewardRange]:
-    """The ranges under the pilot's names for ``(name, weight, params)`` rewards: the total (``train/reward``),
+    """The ranges under the pilot's names for ``(name, weight, params)`` rewards: the total (``reward``),
     each function's mean (trl's ``rewards/<name>/mean``) and, for a single function, its parts.
 
     >>> ranges = ranges_by_key([("accuracy", 1.0, {}), ("softlc", 0.5, {"bonus": 0.1})])
-    >>> ranges["train/reward"].text(), ranges["rewards/softlc/mean"].text(), "reward/accuracy" in ranges
+    >>> ranges["reward"].text(), ranges["rewards/softlc/mean"].text(), "reward/accuracy" in ranges
     ('[0, 1.55]', '[0, 1.1]', False)
     """
     out = {f"rewards/{name}/mean": reward_range(name, params) for name, _, params in rewards}

@@ -6,10 +6,16 @@
 (``reward/*`` components, ``curriculum/*``, ``language/*``). MLflow keys follow
 ``<stage>/<group>/<name>``: a key that already has a group keeps it
 (``curriculum/tau`` -> ``grpo/curriculum/tau``), a bare trl key goes to ``train``
-(``kl`` -> ``grpo/train/kl``, ``loss`` -> ``sft/train/loss``).
+(``kl`` -> ``grpo/train/kl``, ``loss`` -> ``grpo/train/loss``), except the stage's headline
+(``HEADLINE``: GRPO's reward, SFT's loss), which has no group (``grpo/reward``, ``sft/loss``):
+MLflow 3's chart pages group a run's charts into sections named by the key without its last
+part and list them alphabetically, so ``grpo`` comes before ``grpo/clip_ratio`` and every other
+group, and the page opens on the reward rather than on trl's clipping ratios.
 
->>> mlflow_key("curriculum/tau"), mlflow_key("kl"), mlflow_key("rewards/pcs/mean")
-('grpo/curriculum/tau', 'grpo/train/kl', 'grpo/rewards/pcs/mean')
+>>> mlflow_key("curriculum/tau"), mlflow_key("kl"), mlflow_key("rewards/pcs/mean"), mlflow_key("reward")
+('grpo/curriculum/tau', 'grpo/train/kl', 'grpo/rewards/pcs/mean', 'grpo/reward')
+>>> mlflow_key("loss", "sft"), mlflow_key("loss")
+('sft/loss', 'grpo/train/loss')
 >>> metric_series([{"step": 1, "kl": 0.5, "note": "x"}])
 [{'step': 1, 'grpo/train/kl': 0.5}]
 """
@@ -29,10 +35,14 @@ PLOTTED = {  # metrics.jsonl key -> label; PCS fig. 4 shows τ, SLC and accuracy
 }
 
 
+HEADLINE = {"grpo": "reward", "sft": "loss"}  # stage -> the trl key its chart page opens on
+
+
 def mlflow_key(key: str, stage: str = "grpo") -> str:
-    """``<stage>/<group>/<name>`` for a metrics.jsonl key; characters MLflow refuses become ``_``."""
+    """``<stage>/<group>/<name>`` for a metrics.jsonl key (the stage's headline: ``<stage>/<name>``); characters
+    MLflow refuses become ``_``."""
     clean = re.sub(r"[^\w\-./ ]", "_", key)
-    return f"{stage}/{clean}" if "/" in clean else f"{stage}/train/{clean}"
+    return f"{stage}/{clean}" if "/" in clean or HEADLINE.get(stage) == clean else f"{stage}/train/{clean}"
 
 
 def metric_series(records: list[dict[str, Any]], stage: str = "grpo") -> list[dict[str, Any]]:

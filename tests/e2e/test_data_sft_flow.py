@@ -224,7 +224,7 @@ def test_data_and_sft_flow_resumes_logs_and_caches(tiny_model_dir, shared_data, 
     assert metrics["data/traces/rate/fr"] == pytest.approx(5 / 6) and metrics["data/traces/kept"] == 9
     assert metrics["data/translation/chrf/ja"] == pytest.approx(100.0)
     sft_run = children["sft"].info.run_id
-    losses = client.get_metric_history(sft_run, "sft/train/loss")
+    losses = client.get_metric_history(sft_run, "sft/loss")
     assert sorted(m.step for m in losses) == list(range(1, SFT_STEPS + 1))
     adapter = client.get_logged_model(summary["sft"]["model_id"])  # the adapter: a logged model of the SFT run
     assert adapter.source_run_id == sft_run and adapter.params["step"] == str(SFT_STEPS)

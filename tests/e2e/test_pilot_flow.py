@@ -53,7 +53,7 @@ def test_pilot_reports_refuses_and_a_later_recipe_links_to_it(tiny_model_dir, sh
     assert metrics["pilot/traces/n/en"] == 8 and metrics["pilot/traces/n/fr"] == 8
     assert metrics["pilot/projected/target/fr"] == 8 and "pilot/traces/rate_high/fr" in metrics
     assert any(p.startswith("grpo: the reward is flat") and "grpo.learning_rate" in p for p in problems), problems
-    assert metrics["pilot/slope_n/train_reward"] == 3 and metrics["pilot/slope/train_reward"] == 0.0
+    assert metrics["pilot/slope_n/reward"] == 3 and metrics["pilot/slope/reward"] == 0.0
     assert {"pilot/throughput/grpo_steps_per_s", "pilot/throughput/evaluation_tokens_per_s",
             "pilot/projected_seconds/total"} <= set(metrics), sorted(metrics)
     lines = done.stdout.splitlines()

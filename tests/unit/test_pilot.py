@@ -139,11 +139,11 @@ def test_each_rewards_range_is_read_off_its_definition():
     assert ends("mthinker", {"judge": {"model": "m"}}) == (-1.0, 2.0)  # + a judge's score ≤ 1
     assert ends("adamame")[1] is None and "φ(t)" in reward_range("adamame").note  # its ceiling moves with the step
     # trl's total is the weighted sum: 1 × [0, 1] + 0.5 × [0, 1.1] = [0, 1.55]; a negative weight swaps the ends
-    total = ranges_by_key([("accuracy", 1.0, {}), ("softlc", 0.5, {})])["train/reward"]
+    total = ranges_by_key([("accuracy", 1.0, {}), ("softlc", 0.5, {})])["reward"]
     assert (total.low, total.high) == pytest.approx((0.0, 1.55))
-    assert ranges_by_key([("accuracy", -2.0, {})])["train/reward"].text() == "[-2, 0]"
+    assert ranges_by_key([("accuracy", -2.0, {})])["reward"].text() == "[-2, 0]"
     assert set(ranges_by_key([("softlc", 1.0, {"bonus": 0.1})])) == {
-        "train/reward", "rewards/softlc/mean", "reward/accuracy", "reward/language_bonus"}  # one function: its parts
+        "reward", "rewards/softlc/mean", "reward/accuracy", "reward/language_bonus"}  # one function: its parts
 
 
 def test_a_rewards_level_is_its_mean_with_a_t_interval():
@@ -154,24 +154,24 @@ def test_a_rewards_level_is_its_mean_with_a_t_interval():
 
 
 def test_a_flat_reward_at_its_ceiling_is_saturated_not_refused():
-    at_top = curve("train/reward", [1.1, 1.1, 1.1], 0.0, 1.1)
+    at_top = curve("reward", [1.1, 1.1, 1.1], 0.0, 1.1)
     report = PilotReport("p", [], curves=[at_top])
     assert report.problems == [] and report.verdict == "saturated"
     assert "starts at 1.1" in report_text(report) and "ceiling 1.1" in report_text(report)
     # 1.1 1.0 1.1 1.1 1.0: slope -0.1 / 10 = -0.01, flat; mean 1.06, s = sqrt(0.012 / 4) = 0.0547723,
     # se 0.0244949, t(0.975, 4) = 2.776445: [0.9920, 1.1280]; headroom 1.1 - 1.06 = 0.04, within 5% of 1.1 = 0.055
-    noisy = curve("train/reward", [1.1, 1.0, 1.1, 1.1, 1.0], 0.0, 1.1)
+    noisy = curve("reward", [1.1, 1.0, 1.1, 1.1, 1.0], 0.0, 1.1)
     assert noisy.slope.flat and noisy.level.high == pytest.approx(1.1280087) and noisy.at_ceiling
     assert PilotReport("p", [], curves=[noisy]).verdict == "saturated"
     # 0.8 1.1 0.5: mean 0.8, its interval [0.055, 1.545] reaches 1.1, but the headroom 0.3 is more than 0.055
-    wide = curve("train/reward", [0.8, 1.1, 0.5], 0.0, 1.1)
+    wide = curve("reward", [0.8, 1.1, 0.5], 0.0, 1.1)
     assert wide.level.high > 1.1 and not wide.at_ceiling and PilotReport("p", [], curves=[wide]).verdict == "refused"
 
 
 def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
     # SoftLC = accuracy + language bonus: the bonus at its ceiling 0.1, accuracy at its floor 0: the total
     # 0.1 is far below its ceiling 1.1, but no part has headroom GRPO's groups could use
-    total = curve("train/reward", [0.1, 0.1, 0.1], 0.0, 1.1)
+    total = curve("reward", [0.1, 0.1, 0.1], 0.0, 1.1)
     accuracy, bonus = curve("reward/accuracy", [0.0, 0.0, 0.0], 0.0, 1.0), curve(
         "reward/language_bonus", [0.1, 0.1, 0.1], 0.0, 0.1)
     report = PilotReport("p", [], curves=[total, accuracy, bonus])
@@ -182,12 +182,12 @@ def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
     # but it starts at 0.1: no room to rise from the first step
     starts_at_top = curve("reward/language_bonus", [0.1, 0.1, 0.05], 0.0, 0.1)
     assert starts_at_top.at_ceiling and PilotReport("p", [], curves=[
-        curve("train/reward", [0.1, 0.1, 0.05], 0.0, 1.1), accuracy, starts_at_top]).verdict == "saturated"
+        curve("reward", [0.1, 0.1, 0.05], 0.0, 1.1), accuracy, starts_at_top]).verdict == "saturated"
     # a second cpu-demo pilot: the bonus 0.0875, 0.0875, 0.1: it starts 0.0125 below the ceiling (more than 0.005)
     # and ends on it; the full run's bonus went 0.0375, 0.0625, 0.1, 0.1: a reward that reaches its ceiling has used
     # its room, as one that starts there has none
     ends_at_top = curve("reward/language_bonus", [0.0875, 0.0875, 0.1], 0.0, 0.1)
-    reached = PilotReport("p", [], curves=[curve("train/reward", [0.0875, 0.0875, 0.1], 0.0, 1.1), accuracy,
+    reached = PilotReport("p", [], curves=[curve("reward", [0.0875, 0.0875, 0.1], 0.0, 1.1), accuracy,
                                            ends_at_top])
     assert ends_at_top.slope.flat and ends_at_top.at_ceiling and reached.verdict == "saturated"
     assert "reward/language_bonus is at its ceiling 0.1 (from 0.0875 to 0.1)" in report_text(reached)
@@ -200,16 +200,16 @@ def test_a_reward_whose_parts_are_at_their_ceiling_or_floor_is_saturated():
 def test_a_flat_reward_below_its_ceiling_is_refused_naming_the_keys():
     # 0.1 0.3 0.2: slope 0.1 / 2 = 0.05, SSE 0.015, se sqrt(0.0075) = 0.0866, t(0.975, 1) = 12.706: [-1.05, 1.15],
     # flat; level [-0.048, 0.448], below 1
-    flat = curve("train/reward", [0.1, 0.3, 0.2], 0.0, 1.0)
+    flat = curve("reward", [0.1, 0.3, 0.2], 0.0, 1.0)
     report = PilotReport("p", [], curves=[flat, curve("rewards/accuracy/mean", [0.1, 0.3, 0.2], 0.0, 1.0)])
     [problem] = report.problems
-    assert problem.startswith("grpo: the reward is flat within its noise: train/reward") and report.verdict == "refused"
-    assert all(key in problem for key in ("below its ceiling 1", "train/reward, rewards/accuracy/mean",
+    assert problem.startswith("grpo: the reward is flat within its noise: reward") and report.verdict == "refused"
+    assert all(key in problem for key in ("below its ceiling 1", "reward, rewards/accuracy/mean",
                                           "grpo.learning_rate", "grpo.lora", "grpo.rewards"))
     unknown = RewardCurve(flat.slope, flat.level, RewardRange(0.0, None, "its ceiling moves"))
     [problem] = PilotReport("p", [], curves=[unknown]).problems
     assert "its ceiling is unknown (its ceiling moves)" in problem
-    rising = curve("train/reward", [0.0, 0.1, 0.2, 0.31], 0.0, 1.0)  # slope interval [0.0955, 0.1105]
+    rising = curve("reward", [0.0, 0.1, 0.2, 0.31], 0.0, 1.0)  # slope interval [0.0955, 0.1105]
     assert PilotReport("p", [], curves=[rising]).problems == [] and PilotReport("p", [], curves=[rising]).verdict == "go"
 
 
@@ -266,7 +266,7 @@ def test_report_fits_the_terminal_and_its_metric_names_suit_mlflow():
     share = StageShare("grpo", "optimizer steps", 5, 800)
     report = PilotReport("qwen3-8b-pcs-grpo", ["pilot budget " + "x " * 80],
                          projections=[Projection("fr", Retention(3, 4), 12000, 6000, Retention(4, 4))],
-                         curves=[RewardCurve(Slope("train/reward", 5, 0.1, 0.05, 0.15), level_of([0.2, 0.4]),
+                         curves=[RewardCurve(Slope("reward", 5, 0.1, 0.05, 0.15), level_of([0.2, 0.4]),
                                              RewardRange(0.0, 1.1))], times=[StageTime(share, 600, 500)],
                          training={"kl_mean": 0.01}, throughput={"grpo_tokens_per_s": 1234.5})
     assert max(map(len, report.lines())) <= 100
@@ -296,9 +296,9 @@ def test_grpo_throughput_by_hand():
     assert grpo_throughput(5, 40, 100.0, [30, 32, 28, 30, 30]) == {"grpo_steps_per_s": 0.05, "grpo_tokens_per_s": 12.0}
     assert grpo_throughput(5, None, 100.0, [30]) == {"grpo_steps_per_s": 0.05}
     assert grpo_throughput(None, 40, 100.0, [30]) == {} and grpo_throughput(5, 40, None, [30]) == {}
-    names = ["grpo/train/reward", "grpo/rewards/softlc/mean", "grpo/rewards/softlc/std", "grpo/rewards/acc/mean"]
-    assert reward_keys(names, "grpo/train/reward") == ["grpo/train/reward", "grpo/rewards/acc/mean",
+    names = ["grpo/reward", "grpo/rewards/softlc/mean", "grpo/rewards/softlc/std", "grpo/rewards/acc/mean"]
+    assert reward_keys(names, "grpo/reward") == ["grpo/reward", "grpo/rewards/acc/mean",
                                                        "grpo/rewards/softlc/mean"]
     # parts only where they were logged
-    assert reward_keys(names + ["grpo/reward/accuracy"], "grpo/train/reward", ("reward/accuracy", "reward/x"))[-1] \
+    assert reward_keys(names + ["grpo/reward/accuracy"], "grpo/reward", ("reward/accuracy", "reward/x"))[-1] \
         == "grpo/reward/accuracy"
