@@ -38,6 +38,7 @@ from components.reports.comparison import MIN_SHARED, aligned, delta_text, value
 from components.data.benchmarks import benchmark_kind as kind_of
 from components.metrics.registry import LANGUAGE_METRIC
 
+CHART_SECTION = "evaluation/"  # the headline's charts: one "/", so MLflow's first section
 GROUPS = ("in_domain", "all", "overall")  # the group a headline is about, in order of preference
 LEGEND = ("value [95% interval] (n problems); Δ [paired 95% interval] (n_both: problems judged for both);\n"
           f"* = the interval excludes 0 on {MIN_SHARED}+ problems; the methods: the full table's legend")
@@ -95,3 +96,41 @@ def headline_text(rows: Sequence[Mapping[str, Any]], run_id: str | None, in_doma
     lines = headline_lines(rows, in_domain)
     head = [LEGEND, "", *lines, ""] if lines else []
     return "\n".join([*head, *where_the_table_is(run_id, command)])
+
+
+def headline_chart_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The headline's values as MLflow metrics that MLflow's chart pages show first.
+
+    MLflow 3's run page and compare view group a run's charts into sections named by the key without its last
+    ``/`` part and list the sections alphabetically (a section inside another after it), so a recipe's run, whose
+    keys are ``evaluation/<model>/<benchmark>/<lang>/<metric>``, opened on the base model's first language and its
+    counts. These keys have one ``/``: their section, ``evaluation``, comes first, and holds only the headline,
+    each model's value, the chart named ``<benchmark> <group> <metric> <model>``; the cells themselves, with their
+    intervals, n and deltas, stay where they were.
+
+    >>> rows = [{"benchmark": "mgsm", "lang": "in_domain", "model": "grpo", "lcpr": 0.75, "accuracy": 0.25},
+    ...         {"benchmark": "mgsm", "lang": "fr", "model": "grpo", "lcpr": 1.0, "accuracy": 0.0},
+    ...         {"benchmark": "mgsm", "lang": "in_domain", "model": "base", "lcpr": None, "accuracy": 0.5}]
+    >>> headline_chart_metrics(rows)
+    {'evaluation/mgsm in_domain lcpr grpo': 0.75, 'evaluation/mgsm in_domain accuracy grpo': 0.25, \
+'evaluation/mgsm in_domain accuracy base': 0.5}
+    """
+    out = {}
+    for benchmark in dict.fromkeys(r["benchmark"] for r in rows):
+        groups = headline_groups(rows, benchmark)
+        for metric in headline_metrics(rows, benchmark):
+            for row in rows:
+                value = row.get(metric)
+                if row["benchmark"] == benchmark and row["lang"] in groups and isinstance(value, (int, float)) \
+                        and not isinstance(value, bool):
+                    out[f"{CHART_SECTION}{benchmark} {row['lang']} {metric} {row['model']}"] = float(value)
+    return out
+
+
+def is_headline_chart(key: str) -> bool:
+    """Whether ``key`` is one of ``headline_chart_metrics``' (a table leaves them out: its cells hold the values).
+
+    >>> is_headline_chart("evaluation/mgsm in_domain lcpr grpo"), is_headline_chart("evaluation/mgsm/fr/lcpr")
+    (True, False)
+    """
+    return key.startswith(CHART_SECTION) and "/" not in key[len(CHART_SECTION):]

@@ -103,20 +103,64 @@ def mlflow_ui_url(run: RunRef, project: Project) -> str:
 
 
 def publish_stage_run(run: RunRef, project: Project, name: str) -> None:
-    """The stage's metrics table (``<name>-metrics``) and the link to its MLflow run (``<name>-mlflow-run``)."""
+    """The stage's metrics table (``<name>-metrics``), and the link to its MLflow run (``<name>-mlflow-run``).
+
+    The table keeps the columns of several languages (``in_domain``, ``overall`` …): with a column per language
+    beside them an evaluation's table was 13 columns wide and its headline off a 1280-pixel screen. The columns per
+    language are in ``<name>-metrics-by-language`` (markdown, every column) and in the MLflow run."""
     from components.reports.run_tables import language_table
 
     if not in_flow_run():
         return
     data = tracking.client(run.tracking_uri).get_run(run.run_id).data
     top = "mlflow.parentRunId" not in data.tags  # the command's own run: its results go on the started flow run too
-    publish_table(f"{name}-metrics", language_table(data.metrics),
-                  f"{name}: the MLflow run's metrics (last logged values), one column per language; "
-                  f"±1 standard error and n (problems) where the metric has them", started=top)
+    rows = language_table(data.metrics)
+    narrow = several_languages(rows)
     url = mlflow_ui_url(run, project)
     web = url.startswith(("http://", "https://"))
+    where = f"[the MLflow run]({url})" if web else "the MLflow run"
+    per_language = (f"; each language's column: the artifact {artifact_key(name)}-metrics-by-language and {where}"
+                    if narrow != rows else "")
+    publish_table(f"{name}-metrics", narrow,
+                  f"{name}: the MLflow run's metrics (last logged values); ±1 standard error and n (problems) where "
+                  f"the metric has them{per_language}", started=top)
+    if narrow != rows:
+        publish_markdown(f"{name}-metrics-by-language", markdown_table(rows),
+                         f"{name}: the MLflow run's metrics, one column per language", started=top)
     publish_link(f"{name}-mlflow-run", url if web else run.tracking_uri, f"MLflow run {run.run_id}" if web else url,
                  f"{name}: the MLflow run", started=top)
+
+
+def several_languages(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``rows`` with the metric and the columns of several languages only (all of them when it has none).
+
+    >>> several_languages([{"metric": "a", "in_domain": "1", "overall": "2", "fr": "3"}])
+    [{'metric': 'a', 'in_domain': '1', 'overall': '2'}]
+    >>> several_languages([{"metric": "a", "value": "1"}])
+    [{'metric': 'a', 'value': '1'}]
+    """
+    from components.reports.run_tables import GROUPS, VALUE
+
+    keep = {"metric", VALUE, *GROUPS}
+    if not rows or not any(column in GROUPS for column in rows[0]):
+        return rows
+    return [{column: text for column, text in row.items() if column in keep} for row in rows]
+
+
+def markdown_table(rows: list[dict[str, str]]) -> str:
+    """Rows (every row with every column) as a markdown table; a ``|`` in a cell is escaped.
+
+    >>> print(markdown_table([{"metric": "a", "fr": "0.5 (n 2)"}]))
+    | metric | fr |
+    |---|---|
+    | a | 0.5 (n 2) |
+    """
+    if not rows:
+        return "No metrics."
+    columns = list(rows[0])
+    cells = [[str(row.get(column, "")).replace("|", "\\|") for column in columns] for row in rows]
+    return "\n".join(["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
+                      *("| " + " | ".join(line) + " |" for line in cells)])
 
 
 def publish_recipe_summary(parent: RunRef, project: Project, name: str, comparison: Any, baseline: str,

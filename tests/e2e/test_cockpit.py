@@ -100,7 +100,15 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
     table = artifacts["tiny-evaluation-grpo-metrics"][0]
     accuracy = next(row for row in json.loads(table.data) if row["metric"] == "evaluation/mgsm/accuracy")
     value = parent["metrics"]["evaluation/grpo/mgsm/fr/accuracy"]
-    assert table.type == "table" and accuracy["fr"].startswith(number_text(value)) and "(n 1)" in accuracy["fr"]
+    assert table.type == "table" and list(accuracy)[:3] == ["metric", "in_domain", "overall"] and "fr" not in accuracy
+    assert accuracy["in_domain"].startswith(number_text(value)) and "(n 1)" in accuracy["in_domain"]  # fr alone
+    by_language = artifacts["tiny-evaluation-grpo-metrics-by-language"][0]  # every language's column, a link away
+    assert "tiny-evaluation-grpo-metrics-by-language" in table.description and by_language.type == "markdown"
+    header = by_language.data.splitlines()[0]
+    assert header.startswith("| metric | in_domain | overall |") and header.endswith("| fr |"), header
+    line = next(line for line in by_language.data.splitlines() if line.startswith("| evaluation/mgsm/accuracy |"))
+    fr = line.strip("| ").split(" | ")[-1]
+    assert fr.startswith(number_text(value)) and "(n 1)" in fr  # fr's own cell
     link = artifacts["tiny-evaluation-grpo-mlflow-run"][0]
     assert f"{stack['state']['mlflow_url']}/#/experiments/" in link.data
     assert {"tiny-data-metrics", "tiny-sft-metrics", "tiny-grpo-metrics", "tiny-recipe-metrics"} <= set(artifacts)
@@ -342,6 +350,21 @@ def test_a_person_starts_the_recipe_in_the_prefect_ui_and_finds_it_in_the_mlflow
     page.get_by_role("heading", name="Registered models").wait_for()  # its logged models' table names it too
     assert page.get_by_role("link", name="tiny", exact=True).count() >= 1  # the registered model, linked
     shots(page, "4-mlflow-parent-run")
+    grpo = stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}' and "
+                                "tags.`polyreason.stage` = 'grpo'")[0]
+    for run, first, charts in ((parent, "evaluation", ["mgsm in_domain accuracy base", "mgsm in_domain accuracy grpo"]),
+                               (grpo, "grpo", ["reward"])):  # the chart pages open on the headline
+        page.goto(f"{mlflow_url}/#/experiments/{run['info']['experiment_id']}/runs/{run['info']['run_id']}"
+                  f"/model-metrics?{UI_VIEW}", wait_until="domcontentloaded")
+        page.get_by_text(re.compile(r"^\(\d+\)$")).first.wait_for()  # a section's header: "<name>", "(<charts>)"
+        page.wait_for_timeout(2000)  # every section rendered
+        lines = [line.strip() for line in page.inner_text("body").splitlines() if line.strip()]
+        counts = [index for index, line in enumerate(lines) if re.fullmatch(r"\(\d+\)", line)]
+        sections = [lines[index - 1] for index in counts]
+        assert sections[0] == first, sections  # the first section: the headline's
+        opening = lines[counts[0] + 1:counts[1] - 1] if len(counts) > 1 else lines[counts[0] + 1:]
+        assert all(chart in opening for chart in charts), (charts, opening)
+        shots(page, f"4b-mlflow-{first}-charts")
 
     sft = stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{parent['info']['run_id']}' and "
                                "tags.`polyreason.stage` = 'sft'")[0]
@@ -388,6 +411,9 @@ def test_a_person_reads_the_results_in_both_uis(stack, browser_page, shots):
     page.wait_for_url("**/runs?**")  # the model-training view opens on its runs table
     page.get_by_text(parents[0]["info"]["run_name"]).first.wait_for()
     shots(page, "5-mlflow-experiment-runs")
+    columns = {p["key"] for run in mlflow.runs("") for p in run["data"].get("params", [])}  # the table's params
+    print(f"param columns of the runs table: {len(columns)}")
+    assert 20 < len(columns) < 150, sorted(columns)  # what runs changed, not every setting (330 before)
 
     two = json.dumps([p["info"]["run_id"] for p in parents[:2]])
     page.goto(f"{mlflow_url}/#/compare-runs?runs={two}&experiments={json.dumps([experiment])}",
