@@ -74,3 +74,34 @@ def test_the_server_allows_its_own_origins_only_with_csrf_on():
         "PREFECT_SERVER_CORS_ALLOWED_ORIGINS": "http://127.0.0.1:4242,http://localhost:4242",
         "PREFECT_SERVER_CSRF_PROTECTION_ENABLED": "true"}
     assert own_origins(1) == ["http://127.0.0.1:1", "http://localhost:1"]
+
+
+def test_a_retried_background_task_refused_by_a_locked_sqlite_is_not_logged_but_others_are(tmp_path):
+    import logging
+    import sqlite3
+
+    import sqlalchemy as sa
+    from prefect.settings import PREFECT_SERVER_LOG_RETRYABLE_ERRORS, temporary_settings
+
+    from cli.prefect_app import RetriedLockFilter
+
+    holder = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
+    holder.execute("CREATE TABLE t (x INTEGER)")
+    holder.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}", connect_args={"timeout": 0})
+    with pytest.raises(sa.exc.OperationalError) as locked, engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO t VALUES (1)")
+    assert "database is locked" in str(locked.value)  # SQLite's own refusal, as Prefect's server meets it
+
+    def record(path: str, error: BaseException) -> logging.LogRecord:
+        return logging.LogRecord("docket.dependencies", logging.ERROR, path, 120, "↩ [%s] %s",
+                                 ("5ms", "mark_deployments_ready(...)"), (type(error), error, None))
+
+    retry, perpetual = "/site-packages/docket/dependencies/_retry.py", "/site-packages/docket/dependencies/_perpetual.py"
+    keep = RetriedLockFilter().filter
+    assert not keep(record(retry, locked.value))  # retried half a second later: not an error worth a traceback
+    assert keep(record(perpetual, locked.value))  # a periodic service's failed pass stays visible
+    assert keep(record(retry, ValueError("a bug")))  # any other error of a retried task too
+    with temporary_settings(updates={PREFECT_SERVER_LOG_RETRYABLE_ERRORS: True}):
+        assert keep(record(retry, locked.value))  # Prefect's setting asks for them: logged
+    holder.close()
