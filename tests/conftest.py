@@ -82,7 +82,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile``: longest expected file first, one file per worker at a time; other modes: xdist's own."""
+    """``--dist loadfile``: the longest expected file first; other modes: xdist's own."""
     if config.getvalue("dist") != "loadfile":
         return None
     from tests.helpers.file_schedule import make_scheduler

@@ -1,17 +1,20 @@
-"""The order pytest-xdist hands test files to its workers: longest expected file first, one file per worker at a time.
+"""The order pytest-xdist hands test files to its workers: the longest expected file first.
 
 ``--dist loadfile`` keeps a file on one worker (its module-scoped servers and cached
 stages are built once), but xdist's own queue sorts files by their *number* of tests,
 largest first, and gives a worker its next file as soon as it has two tests or fewer
 left. On this suite that schedules the many-test unit files first and the end-to-end
-files (a few tests of one to six minutes each) last, and a worker still in a
-six-minute file can hold the next long file while the other workers run out of work:
-the run ends on a tail of one or two busy workers.
+files (a few tests of one to six minutes each) last: the run ends on a tail of one or
+two workers still in long files while the others have run out of work.
 
-This scheduler is xdist's ``LoadFileScheduling`` with two changes: the queue keeps the
-collection's order, which ``order_by_expected_seconds`` sorts by each file's expected
-seconds, longest first (the classic longest-processing-time rule for identical
-machines), and a worker is given its next file only once its current file is done.
+This scheduler is xdist's ``LoadFileScheduling`` with its queue in the collection's
+order, which ``order_by_expected_seconds`` sorts by each file's expected seconds, longest
+first (the classic longest-processing-time rule for identical machines). When a worker
+gets its next file stays xdist's rule (at two pending tests or fewer): a worker runs a
+test only once it knows the one after it (pytest's ``nextitem``, for teardown), so a rule
+that waited for a file's last test to finish before sending the next file would leave the
+worker waiting for work and the controller waiting for that test.
+
 The expected seconds come from ``FILE_SECONDS`` (``tests/file_seconds.json``, a
 measured run of the whole suite; refresh it with ``python -m tests.helpers.file_schedule
 LOG`` on the output of ``pytest --durations=0``); a file it does not list is expected to
@@ -64,25 +67,11 @@ def seconds_per_file(lines: list[str]) -> dict[str, float]:
 
 
 def make_scheduler(config, log):
-    """The longest-first, one-file-at-a-time ``loadfile`` scheduler (see the module docstring)."""
+    """xdist's ``loadfile`` scheduler with its queue in the collection's order (see the module docstring)."""
     from xdist.scheduler import LoadFileScheduling
 
-    class LongestFileFirst(LoadFileScheduling):
-        def __init__(self, config, log=None) -> None:
-            config.option.loadscopereorder = False  # keep the collection's (expected-seconds) order
-            super().__init__(config, log)
-
-        def _reschedule(self, node) -> None:
-            if node.shutting_down:
-                return
-            if not self.workqueue:
-                node.shutdown()
-                return
-            if self._pending_of(self.assigned_work[node]) > 0:
-                return  # the next file waits for a worker that is free, not for this one
-            self._assign_work_unit(node)
-
-    return LongestFileFirst(config, log)
+    config.option.loadscopereorder = False  # keep the collection's (expected-seconds) order
+    return LoadFileScheduling(config, log)
 
 
 if __name__ == "__main__":
