@@ -128,13 +128,10 @@ def start_temporary_server(prefect_home: Path):
     """Start this process's temporary server now (from the main thread) unless a server is configured."""
     if configured_api_url() is not None:
         return None
-    from cli.prefect_database import seed
-
     server = owned_server_class()()
     prefect_home.mkdir(parents=True, exist_ok=True)
     with open(prefect_home / "server-start.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a fresh database is migrated by one server at a time
-        seed(prefect_home)
         server.start()
     return server
 

@@ -33,7 +33,6 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cli.prefect_database import seed
 from cli.project_servers import NAMES, SERVICES, databases, project_servers
 from cli.stack_launch import (
     StackError, choose_port, group_alive, healthy, mlflow_command, port_free, prefect_command, server_env, start,
@@ -135,8 +134,6 @@ def up(project_dir: str | Path, *, prefect_port: int | None = None, mlflow_port:
             **{service: f"http://127.0.0.1:{port}" for service, port in ports.items()}}
     (project / "mlruns").mkdir(parents=True, exist_ok=True)
     (project / ".prefect").mkdir(parents=True, exist_ok=True)
-    if "prefect" in starting:
-        seed(project / ".prefect")  # a new project's database from the migrated template (cli.prefect_database)
     logs = {name: project / ".polyreason" / "logs" / f"{name}.log" for name in SERVICES}
     env = server_env(project, int(urls["prefect"].rsplit(":", 1)[1]))
     processes: dict[str, subprocess.Popen] = {}
