@@ -4,8 +4,10 @@
 stages are built once), but xdist's own queue sorts files by their *number* of tests,
 largest first, and gives a worker its next file as soon as it has two tests or fewer
 left. On this suite that schedules the many-test unit files first and the end-to-end
-files (a few tests of one to six minutes each) last: the run ends on a tail of one or
-two workers still in long files while the others have run out of work.
+files (a few tests of one to six minutes each) last: a run could end on a tail of one or
+two workers still in long files while the others had run out of work. Measured from a
+fresh clone, the order did not shorten the total (2058 s against 2060 s): on two cores the
+suite is CPU-bound, so what the order removes is the risk of that tail, not work.
 
 This scheduler is xdist's ``LoadFileScheduling`` with its queue in the collection's
 order, which ``order_by_expected_seconds`` sorts by each file's expected seconds, longest
