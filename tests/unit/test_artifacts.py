@@ -116,8 +116,8 @@ def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     start = time.monotonic()
-    with writing(directory):
-        assert time.monotonic() - start < 1
+    with writing(directory):  # a stale lock would wait for the holder's 60 s or for ever; 30 s is load, not a wait
+        assert time.monotonic() - start < 30
 
 
 def test_what_is_being_written_is_listed_with_its_progress(tmp_path):

@@ -63,7 +63,7 @@ def test_a_stage_process_past_its_limit_is_ended(tmp_path):
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="ran past its time limit of 1 s"):
         run_stage_process([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "log", 1, "GRPO train")
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 30  # the child would sleep 60 s if it were not ended; the rest is load
 
 
 def test_an_owner_token_names_a_live_process_and_not_a_dead_one():
