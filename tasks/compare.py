@@ -117,13 +117,13 @@ def render_task(evaluations: Evaluations, baseline: str, project: Project) -> Ar
 def log_comparison_task(run: RunRef, comparison: ArtifactRef) -> int:
     """The models' per-language metrics and deltas (``evaluation/<model>/<benchmark>/<lang>/<metric>``), the
     table (``comparison/``) and the plots (top level: MLflow's compare view shows only top-level files common to the
-    runs), to ``run`` (a recipe's parent run or a comparison run); the headline's values also as the charts MLflow
-    shows first (``headline_chart_metrics``)."""
+    runs), to ``run`` (a recipe's parent run or a comparison run); the headline's values under the keys of the
+    charts MLflow shows first, not also under their cells' keys (``logged_comparison``)."""
     from components.reports.comparison import comparison_metrics
-    from components.reports.comparison_headline import headline_chart_metrics
+    from components.reports.comparison_headline import logged_comparison
 
     rows = comparison.summary["rows"]
-    count = tracking.log_metrics(run, {**headline_chart_metrics(rows), **comparison_metrics(rows)})
+    count = tracking.log_metrics(run, logged_comparison(rows, comparison_metrics(rows)))
     tracking.log_table(run, rows, "comparison/languages.json")
     for path in sorted(Path(comparison.path).iterdir()):  # the plots at the top, where MLflow's compare view looks
         if path.is_file() and not path.name.startswith("."):

@@ -105,8 +105,9 @@ def headline_chart_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float
     ``/`` part and list the sections alphabetically (a section inside another after it), so a recipe's run, whose
     keys are ``evaluation/<model>/<benchmark>/<lang>/<metric>``, opened on the base model's first language and its
     counts. These keys have one ``/``: their section, ``evaluation``, comes first, and holds only the headline,
-    each model's value, the chart named ``<benchmark> <group> <metric> <model>``; the cells themselves, with their
-    intervals, n and deltas, stay where they were.
+    each model's value, the chart named ``<benchmark> <group> <metric> <model>``. Each is logged instead of its
+    cell's key (``logged_comparison``: one key per value); the cell's interval, n and deltas stay in the cell's
+    section, and ``as_cells`` reads the run's metrics back with every value under its cell's key.
 
     >>> rows = [{"benchmark": "mgsm", "lang": "in_domain", "model": "grpo", "lcpr": 0.75, "accuracy": 0.25},
     ...         {"benchmark": "mgsm", "lang": "fr", "model": "grpo", "lcpr": 1.0, "accuracy": 0.0},
@@ -127,8 +128,41 @@ def headline_chart_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float
     return out
 
 
+def cell_key(chart: str) -> str:
+    """The comparison cell's key (``evaluation/<model>/<benchmark>/<lang>/<metric>``) a headline chart stands for.
+
+    >>> cell_key("evaluation/mgsm in_domain lcpr grpo")
+    'evaluation/grpo/mgsm/in_domain/lcpr'
+    """
+    benchmark, group, metric, model = chart[len(CHART_SECTION):].split(" ", 3)
+    return f"{CHART_SECTION}{model}/{benchmark}/{group}/{metric}"
+
+
+def logged_comparison(rows: Sequence[Mapping[str, Any]], cells: Mapping[str, float]) -> dict[str, float]:
+    """What a comparison logs to MLflow: the headline charts, then every other cell metric of ``cells``
+    (``comparison_metrics``); a value the headline shows is logged once, under its chart's key.
+
+    >>> rows = [{"benchmark": "mgsm", "lang": "in_domain", "model": "grpo", "lcpr": 0.75, "lcpr_n": 8}]
+    >>> logged_comparison(rows, {"evaluation/grpo/mgsm/in_domain/lcpr": 0.75, "evaluation/grpo/mgsm/in_domain/lcpr_n": 8})
+    {'evaluation/mgsm in_domain lcpr grpo': 0.75, 'evaluation/grpo/mgsm/in_domain/lcpr_n': 8}
+    """
+    charts = headline_chart_metrics(rows)
+    shown = {cell_key(chart) for chart in charts}
+    return {**charts, **{key: value for key, value in cells.items() if key not in shown}}
+
+
+def as_cells(metrics: Mapping[str, float]) -> dict[str, float]:
+    """A comparison run's metrics with each headline chart read back under its cell's key (the inverse of
+    ``logged_comparison``); other keys as they are.
+
+    >>> as_cells({"evaluation/mgsm in_domain lcpr grpo": 0.75, "evaluation/grpo/mgsm/in_domain/lcpr_n": 8})
+    {'evaluation/grpo/mgsm/in_domain/lcpr': 0.75, 'evaluation/grpo/mgsm/in_domain/lcpr_n': 8}
+    """
+    return {cell_key(key) if is_headline_chart(key) else key: value for key, value in metrics.items()}
+
+
 def is_headline_chart(key: str) -> bool:
-    """Whether ``key`` is one of ``headline_chart_metrics``' (a table leaves them out: its cells hold the values).
+    """Whether ``key`` is one of ``headline_chart_metrics``'.
 
     >>> is_headline_chart("evaluation/mgsm in_domain lcpr grpo"), is_headline_chart("evaluation/mgsm/fr/lcpr")
     (True, False)

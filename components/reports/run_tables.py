@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.reports.comparison import LEGEND, PREVIOUS, baseline_text, delta_text, value_text
-from components.reports.comparison_headline import is_headline_chart
+from components.reports.comparison_headline import as_cells
 from components.language import is_supported
 from components.metrics.aggregate import COUNT, STDERR
 
@@ -129,7 +129,7 @@ def language_table(metrics: Mapping[str, float]) -> list[dict[str, str]]:
     several languages first (``in_domain``, the headline, then ``overall`` …), then each language, so the headline
     shows at the left of a narrow page; a metric without a language goes in ``overall`` when the table has that
     column (a count over the whole benchmark), else in ``value``; ``system/*`` samples are left to MLflow."""
-    metrics = {key: value for key, value in metrics.items() if not key.startswith(HIDDEN) and not is_headline_chart(key)}
+    metrics = {key: value for key, value in as_cells(metrics).items() if not key.startswith(HIDDEN)}
     parts: dict[str, dict[str, float]] = {}
     for key, value in metrics.items():
         found = companion_of(key, metrics)

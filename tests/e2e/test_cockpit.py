@@ -84,6 +84,10 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
     assert not [key for c in children if c["tags"]["polyreason.stage"] == "evaluation" for key in c["metrics"]
                 if key.startswith("system/")]  # the machine's samples on training runs only
     assert {f"evaluation/{tag}/mgsm/fr/accuracy" for tag in ("base", "sft", "grpo")} <= set(parent["metrics"])
+    # the headline's value is logged once, under the chart MLflow opens on; its interval's parts stay in its cell
+    assert "evaluation/mgsm in_domain accuracy grpo" in parent["metrics"]
+    assert "evaluation/grpo/mgsm/in_domain/accuracy" not in parent["metrics"]
+    assert "evaluation/grpo/mgsm/in_domain/accuracy_n" in parent["metrics"]
     version = mlflow.version("tiny", "candidate")
     assert version["tags"]["polyreason.parent_run_id"] == parent["info"]["run_id"]
     # the registered version is the logged model the GRPO evaluation measured: its metrics, on the benchmark's dataset

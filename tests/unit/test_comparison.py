@@ -46,6 +46,23 @@ def test_without_scored_rows_deltas_are_plain_differences_and_every_file_is_writ
     assert metrics["evaluation/grpo/mgsm/fr/accuracy_stderr"] == 0.2
 
 
+def test_a_headline_value_is_logged_once_and_read_back_under_its_cell():
+    from components.reports.comparison_headline import as_cells, logged_comparison
+
+    tables = {model: {"mgsm": [*langs, {**langs[0], "lang": "in_domain"}]} for model, langs in (
+        (model, table["mgsm"]) for model, table in TABLES.items())}
+    rows = comparison_rows(tables, "base")
+    cells = comparison_metrics(rows)
+    logged = logged_comparison(rows, cells)
+    # the in-domain LCPR and accuracy of each model: a chart named "<benchmark> <group> <metric> <model>"
+    charts = {key for key in logged if "/" not in key.removeprefix("evaluation/")}
+    assert charts == {f"evaluation/mgsm in_domain {metric} {model}" for metric in ("lcpr", "accuracy")
+                      for model in ("base", "grpo")}
+    assert "evaluation/grpo/mgsm/in_domain/lcpr" not in logged and "evaluation/grpo/mgsm/in_domain/lcpr_delta" in logged
+    assert len(logged) == len(cells) and sorted(logged.values()) == sorted(cells.values())  # each value once
+    assert as_cells(logged) == cells
+
+
 def scored(correct: list[bool], lang: str = "fr") -> list[dict]:
     return [{"lang": lang, "id": str(i), "benchmark": "mgsm", "correct": c, "line_pass": True, "word_pass": True,
              "slc_and_acc": c, "ttc": 0.1} for i, c in enumerate(correct)]
