@@ -160,12 +160,12 @@ def run_stage(stage: str, stage_flow: Any, profile: Profile, **inputs: Any) -> A
         return stage_flow(profile, **inputs)
     from prefect.deployments import run_deployment
 
-    from runtime.flow_runs.progress import announce
+    from runtime.flow_runs.progress import announce, progress_tags
 
-    announce(f"{stage}: started on work pool {pool!r} (its own flow run there shows its progress)")
+    announce(f"{stage}: started on work pool {pool!r} (its progress follows here, and on its own flow run there)")
     # polled every second: Prefect's default (5 s) would leave each placed stage's end unseen for 2.5 s on average
     flow_run = run_deployment(f"{stage_flow.name}/{pool}", parameters={"profile": profile, **inputs}, timeout=None,
-                              poll_interval=1)
+                              poll_interval=1, tags=progress_tags())
     if not flow_run.state.is_completed():
         raise StageFailed(f"stage {stage} on work pool {pool!r} ended {flow_run.state.name}: {flow_run.state.message}")
     return flow_run.state.result()

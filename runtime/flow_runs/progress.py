@@ -13,7 +13,10 @@ The flow run a person started (a Run form entry flow, the nightly) runs the stag
 subflows, two levels down; inside ``on_started_run`` each line also goes to that flow
 run's log (Prefect's API log handler takes the run from the record's ``flow_run_id``), so
 the page the person is looking at says which stage runs and how far it is. ``announce``
-writes a stage's first line (``grpo: started``) the same way.
+writes a stage's first line (``grpo: started``) the same way. A stage placed on another work
+pool runs in that pool's worker process: the run that placed it (``progress_tags``) names
+itself in a tag of the placed flow run, and the placed stage adopts it (``adopt_started_run``),
+so its lines reach the started run's page too.
 
 ``install`` also puts the command line's library filters (``components.quiet``) in
 place, so a worker's flow-run process logs no more library chatter than a terminal run.
@@ -35,6 +38,7 @@ from components.quiet import quiet_libraries
 INTERVAL_S = 10.0
 STARTED: ContextVar[str | None] = ContextVar("polyreason_started_flow_run", default=None)
 FLOW_RUNS_LOGGER = "prefect.flow_runs"  # Prefect's logger of flow runs: its API handler ships each record
+PROGRESS_TAG = "polyreason-progress-to:"  # on a placed stage's flow run: the run its progress also goes to
 
 
 @contextmanager
@@ -48,6 +52,26 @@ def on_started_run() -> Iterator[None]:
         yield
     finally:
         STARTED.reset(token)
+
+
+def progress_tags() -> list[str]:
+    """The tag of a stage placed from here: the flow run its progress goes to (the started run, else this one)."""
+    target = STARTED.get() or current_flow_run()
+    return [f"{PROGRESS_TAG}{target}"] if target else []
+
+
+def adopt_started_run() -> None:
+    """In a placed stage's flow run, report to the run its ``PROGRESS_TAG`` names (once; a started run already
+    known wins). The value stays for the rest of this flow run: a placed stage has its worker process to itself."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if STARTED.get() is not None or context is None or context.flow_run is None:
+        return
+    for tag in context.flow_run.tags or []:
+        if tag.startswith(PROGRESS_TAG):
+            STARTED.set(tag[len(PROGRESS_TAG):])
+            return
 
 
 def current_flow_run() -> str | None:

@@ -149,6 +149,10 @@ def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack
     children = {c["tags"]["polyreason.stage"]: c["tags"].get("polyreason.deployment")
                 for c in stack["mlflow"].runs(f"tags.mlflow.parentRunId = '{a['run_id']}'")}
     assert children["data"] == "pool-a" and children["sft"] == children["grpo"] == "pool-b"
+    # the run that placed the stages shows their progress: lines only the placed workers' processes write
+    lines = run_logs(stack["api"], stack["mlflow"].run(a["run_id"])["tags"]["prefect.flow_run.id"])
+    assert any(re.match(r"grpo: started \(MLflow run [0-9a-f]{8}\)", line) for line in lines), lines
+    assert any(re.match(r"generate .*: prompts \d+/\d+", line) for line in lines), lines
 
 
 def test_nightly_evaluation_is_scheduled_and_re_evaluates_every_registered_version(stack):

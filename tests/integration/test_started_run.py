@@ -79,3 +79,31 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     assert params["override.evaluation.sampling.seed"] == "3"
     assert params["evaluation.sampling.max_new_tokens"] == "16"
     assert params["evaluation.model.model"] == "fake" and params["evaluation.model_tag"] == "base"
+
+
+def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_run(fake_profile, run_logs):
+    """A placed stage runs in another pool's worker process; what it learns of the run that placed it is the tag
+    ``run_stage`` gives its flow run. Here the stage is a subflow created under that tag in this process, with no
+    started run known to it otherwise: its lines must reach the placing run through the tag alone."""
+    from prefect import flow, tags
+    from prefect.runtime import flow_run
+
+    from flows.evaluation import evaluation_flow
+    from runtime.flow_runs.progress import progress_tags
+
+    from components.config import load_profile_dict
+
+    profile = load_profile_dict(fake_profile.model_dump(mode="json"), ["evaluation.sampling.seed=11"])  # generated anew
+
+    @flow(name="placing")
+    def placing() -> tuple[str, list[str]]:
+        given = progress_tags()
+        with tags(*given):
+            evaluation_flow(profile)
+        return flow_run.get_id(), given
+
+    placing_id, given = placing()
+    assert given == [f"polyreason-progress-to:{placing_id}"]
+    logged = [line for run, line in run_logs if run == placing_id]
+    assert any(line.startswith("evaluation base: started (MLflow run ") for line in logged), logged
+    assert "generate base: prompts 2/2" in " ".join(logged)
