@@ -113,7 +113,6 @@ def prepared(profile) -> tuple[Any, Project]:
 
     register_flow_run()
     prefect_progress.install()  # progress lines in the flow run's logs, library chatter filtered as on the CLI
-    prefect_progress.adopt_started_run()  # a placed stage's lines also go to the run that placed it
     profile = profile.with_absolute_paths()
     return profile, Project(str(Path(profile.project_dir).resolve()))
 

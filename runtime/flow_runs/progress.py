@@ -15,8 +15,8 @@ run's log (Prefect's API log handler takes the run from the record's ``flow_run_
 the page the person is looking at says which stage runs and how far it is. ``announce``
 writes a stage's first line (``grpo: started``) the same way. A stage placed on another work
 pool runs in that pool's worker process: the run that placed it (``progress_tags``) names
-itself in a tag of the placed flow run, and the placed stage adopts it (``adopt_started_run``),
-so its lines reach the started run's page too.
+itself in a tag of the placed flow run, and the placed stage's lines go to the run that tag names
+(``started_run``), so they reach the started run's page too.
 
 ``install`` also puts the command line's library filters (``components.quiet``) in
 place, so a worker's flow-run process logs no more library chatter than a terminal run.
@@ -56,22 +56,22 @@ def on_started_run() -> Iterator[None]:
 
 def progress_tags() -> list[str]:
     """The tag of a stage placed from here: the flow run its progress goes to (the started run, else this one)."""
-    target = STARTED.get() or current_flow_run()
+    target = started_run() or current_flow_run()
     return [f"{PROGRESS_TAG}{target}"] if target else []
 
 
-def adopt_started_run() -> None:
-    """In a placed stage's flow run, report to the run its ``PROGRESS_TAG`` names (once; a started run already
-    known wins). The value stays for the rest of this flow run: a placed stage has its worker process to itself."""
+def started_run() -> str | None:
+    """The flow run a person started, when this code reports to one: ``on_started_run``'s, else the run named by
+    this flow run's ``PROGRESS_TAG`` (a placed stage, in its pool's worker process). Read from the flow run's own
+    tags each time, so nothing outlives the tagged run in a process that runs other flows afterwards."""
     from prefect.context import FlowRunContext
 
+    started = STARTED.get()
+    if started is not None:
+        return started
     context = FlowRunContext.get()
-    if STARTED.get() is not None or context is None or context.flow_run is None:
-        return
-    for tag in context.flow_run.tags or []:
-        if tag.startswith(PROGRESS_TAG):
-            STARTED.set(tag[len(PROGRESS_TAG):])
-            return
+    tags = context.flow_run.tags or [] if context is not None and context.flow_run is not None else []
+    return next((tag[len(PROGRESS_TAG):] for tag in tags if tag.startswith(PROGRESS_TAG)), None)
 
 
 def current_flow_run() -> str | None:
@@ -86,7 +86,7 @@ def current_flow_run() -> str | None:
 
 def to_started_run(line: str, level: int = logging.INFO) -> None:
     """``line`` in the log of the flow run a person started, when that is not the run reporting it."""
-    started, here = STARTED.get(), current_flow_run()
+    started, here = started_run(), current_flow_run()
     if started and here and started != here:
         logging.getLogger(FLOW_RUNS_LOGGER).log(level, line, extra={"flow_run_id": started, "task_run_id": None})
 

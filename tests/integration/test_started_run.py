@@ -89,7 +89,7 @@ def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_
     from prefect.runtime import flow_run
 
     from flows.evaluation import evaluation_flow
-    from runtime.flow_runs.progress import progress_tags
+    from runtime.flow_runs.progress import progress_tags, started_run
 
     from components.config import load_profile_dict
 
@@ -104,6 +104,7 @@ def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_
 
     placing_id, given = placing()
     assert given == [f"polyreason-progress-to:{placing_id}"]
+    assert started_run() is None  # nothing of the tagged run stays behind in this process
     logged = [line for run, line in run_logs if run == placing_id]
     assert any(line.startswith("evaluation base: started (MLflow run ") for line in logged), logged
     assert "generate base: prompts 2/2" in " ".join(logged)
