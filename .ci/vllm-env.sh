@@ -15,6 +15,9 @@
 # Usage:  bash .ci/vllm-env.sh            # builds <repo>/.venv-vllm
 #         VLLM_VENV=/some/dir PYTHON=python3.11 bash .ci/vllm-env.sh
 set -euo pipefail
+# bytecode is written on first import (installed with --no-compile, below), once, for every later process: a machine
+# that sets PYTHONDONTWRITEBYTECODE would have each vLLM test process and engine compile vllm and torch from source
+unset PYTHONDONTWRITEBYTECODE
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VLLM_VENV:-$ROOT/.venv-vllm}"
@@ -57,6 +60,7 @@ for name in ("torchvision", "torchaudio", "torchcodec"):
     if importlib.util.find_spec(name) is not None:
         sys.exit(f"vllm-env: {name} is still installed; it breaks transformers on CPU torch")
 import torch, transformers, trl, peft  # noqa: E401  (fails loudly if the trap above bites)
+import vllm  # noqa: F401  (and writes vllm's bytecode here, in the build, before its tests start)
 from trl.import_utils import is_vllm_available
 from importlib.metadata import version
 assert is_vllm_available()  # -W error: trl's warning about an unsupported vLLM fails the build

@@ -152,15 +152,35 @@ class ManagedServer:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self, timeout_s: float = 30.0) -> None:
+        """End the server's whole process tree and return once every member is gone.
+
+        The lifeline exits as soon as the API server does; vLLM's engine core and workers below it
+        can take longer to shut down, holding memory and the port a next server may want. So the
+        tree is listed before the signal and each member is waited for (SIGKILL after ``timeout_s``).
+        """
+        import psutil
+
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
+        try:
+            below = psutil.Process(process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            below = []
+        deadline = time.monotonic() + timeout_s
         os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        _, left = psutil.wait_procs(below, timeout=max(deadline - time.monotonic(), 1.0))
+        for member in left:
+            try:
+                member.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(left, timeout=5.0)
 
 
 def shared_server(options: ServerOptions, cache_dir: Path) -> ManagedServer:
