@@ -5,7 +5,7 @@ VENV ?= .venv
 # Python writes each module's bytecode on first import (pip installs with --no-compile, below). A machine that sets
 # PYTHONDONTWRITEBYTECODE (the machines this project is developed on do) makes every process compile torch,
 # transformers, mlflow and prefect from source again: 14.8 s against 7.7 s to import them here, in each of the
-# suite's hundreds of processes. Unset for every command the targets run
+# suite's many processes. Unset for every command the targets run
 unexport PYTHONDONTWRITEBYTECODE
 PY := $(VENV)/bin/python
 # -qq: errors only. pip's warnings about a machine's index configuration (one line per package it finds in no
