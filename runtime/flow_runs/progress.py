@@ -70,7 +70,8 @@ def started_run() -> str | None:
     if started is not None:
         return started
     context = FlowRunContext.get()
-    tags = context.flow_run.tags or [] if context is not None and context.flow_run is not None else []
+    flow_run = context.flow_run if context is not None else None
+    tags = (flow_run.tags or []) if flow_run is not None else []
     return next((tag[len(PROGRESS_TAG):] for tag in tags if tag.startswith(PROGRESS_TAG)), None)
 
 
