@@ -81,7 +81,8 @@ def test_the_started_run_is_named_shows_the_results_and_its_mlflow_run_has_every
     assert params["evaluation.model.model"] == "fake" and params["evaluation.model_tag"] == "base"
 
 
-def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_run(fake_profile, run_logs):
+def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_run(fake_profile, run_logs,
+                                                                                     tmp_path):
     """A placed stage runs in another pool's worker process; what it learns of the run that placed it is the tag
     ``run_stage`` gives its flow run. Here the stage is a subflow created under that tag in this process, with no
     started run known to it otherwise: its lines must reach the placing run through the tag alone."""
@@ -93,7 +94,10 @@ def test_a_stage_started_with_the_placing_runs_tag_reports_its_progress_to_that_
 
     from components.config import load_profile_dict
 
-    profile = load_profile_dict(fake_profile.model_dump(mode="json"), ["evaluation.sampling.seed=11"])  # generated anew
+    # its own project (the flow is called directly: no ``flows.entry`` reads POLYREASON_PROJECT_DIR), so the
+    # generation runs here rather than reusing an earlier run's in the working directory
+    dump = {**fake_profile.model_dump(mode="json"), "project_dir": str(tmp_path / "project")}
+    profile = load_profile_dict(dump, ["evaluation.sampling.seed=11"])
 
     @flow(name="placing")
     def placing() -> tuple[str, list[str]]:
