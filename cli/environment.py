@@ -6,7 +6,7 @@ say otherwise; ``import mlflow`` writes telemetry unless
 ``MLFLOW_DISABLE_TELEMETRY=true``. ``configure`` sets project-local defaults
 (values already in the environment win) and must run before those imports; when
 the project's stack runs (``polyreason up``), it points Prefect and MLflow at it.
-The clients of local servers get short timeouts and few retries
+MLflow's client of a local server gets short timeouts and few retries
 (``cli.watchdog.bound_local_clients``). It also filters the libraries' warnings and log lines (``components.quiet``,
 unless ``--verbose``) and shows progress lines on stderr (``cli.terminal``).
 """
@@ -74,5 +74,5 @@ def configure(project_dir: str | Path) -> dict[str, Path]:
     activate(project_dir)  # a running `polyreason up` stack receives this project's runs
     from cli.watchdog import bound_local_clients
 
-    bound_local_clients()  # before Prefect is imported: it reads its client settings then
+    bound_local_clients()
     return paths

@@ -7,12 +7,15 @@ minutes of silence, then a retry line per request), Prefect's five times per
 request, and a task whose concurrency slot cannot be acquired fails while the
 engine keeps retrying to report it. Two things bound that here:
 
-* ``bound_local_clients``: for the project's own servers (a URL on the loopback
-  interface: ``polyreason up``'s, a command's temporary Prefect server) both
-  clients get short timeouts and two retries, through their own variables
-  (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``/``_BACKOFF_FACTOR``/``_TIMEOUT``,
-  ``PREFECT_CLIENT_MAX_RETRIES``, ``PREFECT_API_REQUEST_TIMEOUT``), set before
-  the libraries read them; a remote server keeps the libraries' defaults;
+* ``bound_local_clients``: for the project's own MLflow server (a URL on the
+  loopback interface) the client gets short timeouts and two retries, through its
+  own variables (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``/``_BACKOFF_FACTOR``/``_TIMEOUT``),
+  read at each request; a remote server keeps MLflow's defaults. Prefect's client
+  keeps its own (five retries, 60 s): a Prefect server on SQLite answers a request
+  that met a locked database with 503 "retry later" after waiting up to 60 s for
+  the lock, and its client's retries are what carry a busy moment (with two, the
+  third busy answer in a row fails the flow run); a dead Prefect server is the
+  watchdog's to name, not the retry count's;
 * ``watching``: while a command runs its flows, a thread asks each local server's
   health endpoint every ``POLL_S`` (and whether its process still runs, when its
   PID is known) and looks at the free space where the project's state lives.
@@ -47,7 +50,6 @@ HEALTH_TIMEOUT_S = 3.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MLFLOW_CLIENT = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
                  "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
-PREFECT_CLIENT = {"PREFECT_CLIENT_MAX_RETRIES": "2", "PREFECT_API_REQUEST_TIMEOUT": "30"}
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only: never through a proxy
 
 
@@ -64,16 +66,12 @@ def is_local(url: str | None) -> bool:
 
 
 def bound_local_clients(environ: dict | None = None) -> None:
-    """Short timeouts and two retries for the clients of local servers (values already set win).
+    """Short timeouts and two retries for MLflow's client of a local server (values already set win).
 
-    Prefect reads its settings when it is imported: call this before (``cli.environment.configure`` does).
-    MLflow reads its variables at each request, so ``bound_mlflow_client`` also works later.
+    Prefect's client settings are left as Prefect sets them (see the module's docstring).
     """
     environ = os.environ if environ is None else environ
     bound_mlflow_client(environ.get("MLFLOW_TRACKING_URI"), environ)
-    if not environ.get("PREFECT_API_URL") or is_local(environ.get("PREFECT_API_URL")):  # a temporary server, or ours
-        for key, value in PREFECT_CLIENT.items():
-            environ.setdefault(key, value)
 
 
 def bound_mlflow_client(uri: str | None, environ: dict | None = None) -> None:

@@ -132,16 +132,16 @@ def test_recipe_deployment_runs_from_the_api_and_a_bad_override_names_its_key(st
 
 
 def test_a_stage_placed_on_another_pool_runs_there_with_the_same_artifacts(stack, tmp_path):
-    from tests.helpers.cockpit import cli_env
+    from tests.helpers.cockpit import cli_env, said
 
     env = cli_env(PREFECT_API_URL=stack["api"], MLFLOW_TRACKING_URI=stack["state"]["mlflow_url"])
     placed = polyreason("recipe", str(stack["profiles"] / "tiny-placed.yaml"), "--project-dir", str(stack["project"]),
                         "--out", str(tmp_path / "placed.json"), env=env)
-    assert placed.returncode == 0, placed.stderr[-4000:]
+    assert placed.returncode == 0, said(placed)
     # in this process, the stages whose products are compared (``polyreason sft``: the recipe up to rejection)
     here = polyreason("sft", str(stack["profiles"] / "tiny-placed.yaml"), "placement={}", "--project-dir",
                       str(tmp_path / "in-process"), "--out", str(tmp_path / "here.json"), env=cli_env())
-    assert here.returncode == 0, here.stderr[-4000:]
+    assert here.returncode == 0, said(here)
     a, b = (json.loads((tmp_path / name).read_text()) for name in ("placed.json", "here.json"))
     assert a["data"]["sft_set"]["fingerprint"] == b["data"]["sft_set"]["fingerprint"]
     assert a["rl"]["rl_set"]["fingerprint"] == b["rl"]["rl_set"]["fingerprint"]

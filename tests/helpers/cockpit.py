@@ -62,6 +62,13 @@ def polyreason(*args: str, timeout: float = 600, env: dict | None = None) -> sub
                           timeout=timeout)
 
 
+def said(done: subprocess.CompletedProcess, tail: int = 3000) -> str:
+    """A failed command's account for an assertion message: its own ``polyreason ...:`` lines first (a temporary
+    Prefect server's log lines can arrive after them and push them out of any tail), then the tail of stderr."""
+    own = [line for line in done.stderr.splitlines() if line.startswith("polyreason")]
+    return "\n".join([f"exit {done.returncode}", *own[-5:], "--- stderr tail ---", done.stderr[-tail:]])
+
+
 def start_worker(pool: str, project: Path, log: Path, **env: str) -> subprocess.Popen:
     handle = log.open("w")
     return subprocess.Popen([*POLYREASON, "worker", "--pool", pool, "--project-dir", str(project)], cwd=REPO,
