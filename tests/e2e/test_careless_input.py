@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cockpit import said
 from tests.helpers.scripted_api import ScriptedAPI
 
 pytestmark = pytest.mark.slow
@@ -53,7 +54,7 @@ def test_a_bad_byte_costs_one_row_and_a_url_password_reaches_only_the_server(tmp
         done = subprocess.run([sys.executable, "-m", "cli", "evaluate", str(profile), "--project-dir", str(tmp_path),
                                "--out", str(tmp_path / "result.json")], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, said(done)
 
     lines = done.stdout.splitlines()  # the terminal's summary names the skipped row
     assert lines[lines.index("mgsm: 1 row skipped as unreadable (load_errors):") + 1] == \

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from tests.e2e.test_paper_profile_twins import REPO, metrics_of, twin
+from tests.helpers.cockpit import said
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +66,7 @@ def test_an_evaluation_twin_held_against_adamames_table(tiny_model_dir, shared_d
                for e in corrected if e["status"] == "measured")
 
     text = compare(tmp_path, prefect_server, run_id, "--paper", "qwen3-4b-adamame-evaluation")
-    assert text.returncode == 0, text.stderr[-4000:]
+    assert text.returncode == 0, said(text)
     assert f"{len(measured)} of {len(entries)} values measured" in text.stdout
     assert "Table 16" in text.stdout and "missing: another setting" in text.stdout and "comparison run: " in text.stdout
     assert "(printed 13.0: the mean of table 16's fr, ja, ko and th" in text.stdout  # held value and printed one

@@ -36,6 +36,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.helpers.cockpit import said
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,7 +143,7 @@ def polyreason(stage: str, profile: Path, project: Path, timeout: float = 600) -
     start = time.perf_counter()
     done = subprocess.run([*POLYREASON, stage, str(profile), "--project-dir", str(project), "--out", str(out)],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, said(done)
     return json.loads(out.read_text(encoding="utf-8")), time.perf_counter() - start
 
 
